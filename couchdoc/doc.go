@@ -1,0 +1,119 @@
+// Package couchdoc holds CouchDB's document model as plain values: documents,
+// revision ids, attachments, changes rows, revs_diff answers and CouchDB's
+// typed errors. Every layer of Settee speaks these types: the SQLite store,
+// the replicator, the HTTP server and client, and the mobile facade. It does
+// no I/O.
+package couchdoc
+
+import (
+	"encoding/json"
+	"io"
+)
+
+// Doc is one revision of a document.
+//
+// Body holds the user's fields only, as a compact JSON object: the special
+// members (_id, _rev, _deleted, _attachments, _revisions, _conflicts, ...)
+// live in the struct's own fields, so no layer has to strip or re-add them.
+type Doc struct {
+	ID      string
+	Rev     string
+	Deleted bool
+	// Body is a JSON object of the user's fields; nil or empty means {}.
+	Body json.RawMessage
+	// Revisions is the revision history, newest first (_revisions).
+	Revisions *Revisions
+	// Attachments by name (_attachments).
+	Attachments map[string]*Attachment
+	// Conflicts and DeletedConflicts are the other non-deleted and deleted
+	// leaves; only filled when asked for.
+	Conflicts        []string
+	DeletedConflicts []string
+	// RevsInfo is _revs_info, only filled when asked for.
+	RevsInfo []RevInfo
+	// LocalSeq is the store's sequence of this document, only when asked for.
+	LocalSeq int64
+}
+
+// Revisions is CouchDB's _revisions member: the generation of the newest
+// revision and the hashes of the revision and its ancestors, newest first.
+type Revisions struct {
+	Start int      `json:"start"`
+	IDs   []string `json:"ids"`
+}
+
+// RevInfo is one entry of _revs_info.
+type RevInfo struct {
+	Rev    string `json:"rev"`
+	Status string `json:"status"` // "available", "missing" or "deleted"
+}
+
+// Attachment is one entry of a document's _attachments.
+//
+// Exactly one of three states holds: a stub (metadata only, the bytes belong
+// to an earlier revision), inline Data, or a streamed Body. Body is only
+// valid for the duration of the call that handed the document out; readers
+// must consume it there, which is what keeps large attachments out of memory.
+type Attachment struct {
+	Name        string
+	ContentType string
+	// Digest is CouchDB's "md5-<base64>" digest of the bytes.
+	Digest string
+	Length int64
+	RevPos int
+	Stub   bool
+	// Data holds the bytes when they travel inline (small attachments).
+	Data []byte
+	// Body streams the bytes when they do not travel inline.
+	Body io.Reader
+	// Follows marks an attachment whose bytes follow in a multipart body.
+	Follows bool
+}
+
+// DocResult is one entry of a _bulk_docs answer.
+type DocResult struct {
+	ID     string `json:"id"`
+	Rev    string `json:"rev,omitempty"`
+	OK     bool   `json:"ok,omitempty"`
+	Error  string `json:"error,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Err returns the result's error as an *Error, or nil when it succeeded.
+func (r DocResult) Err() error {
+	if r.Error == "" {
+		return nil
+	}
+	return FromBody(0, r.Error, r.Reason)
+}
+
+// RevsDiffResult is the answer of _revs_diff for one document.
+type RevsDiffResult struct {
+	Missing           []string `json:"missing"`
+	PossibleAncestors []string `json:"possible_ancestors,omitempty"`
+}
+
+// Change is one row of a changes feed. Seq is opaque: integers from
+// PouchDB, strings such as "34-g1AAAA..." from CouchDB 3. It is never parsed,
+// compared or added to, only passed back to the peer that produced it.
+type Change struct {
+	Seq     json.RawMessage `json:"seq"`
+	ID      string          `json:"id"`
+	Changes []ChangeRev     `json:"changes"`
+	Deleted bool            `json:"deleted,omitempty"`
+	Doc     json.RawMessage `json:"doc,omitempty"`
+}
+
+// ChangeRev is one revision listed in a changes row.
+type ChangeRev struct {
+	Rev string `json:"rev"`
+}
+
+// Revs returns the revisions listed in the row.
+func (c *Change) Revs() []string {
+	revs := make([]string, len(c.Changes))
+	for i, r := range c.Changes {
+		revs[i] = r.Rev
+	}
+	return revs
+}

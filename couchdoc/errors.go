@@ -1,0 +1,95 @@
+package couchdoc
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error is a CouchDB error: the error name and reason of CouchDB's error
+// body and the HTTP status that goes with it. Two errors match with
+// errors.Is when their names and statuses match (a zero status matches any).
+type Error struct {
+	Status int
+	Name   string
+	Reason string
+	// Err is an underlying cause, if any.
+	Err error
+}
+
+// Error formats the error as "name: reason".
+func (e *Error) Error() string {
+	if e.Reason == "" {
+		return e.Name
+	}
+	return e.Name + ": " + e.Reason
+}
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error with the same name and status.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	if !ok {
+		return false
+	}
+	return t.Name == e.Name && (t.Status == 0 || e.Status == 0 || t.Status == e.Status)
+}
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrNotFound: the document, revision, attachment or database is missing.
+	ErrNotFound = &Error{Status: http.StatusNotFound, Name: "not_found", Reason: "missing"}
+	// ErrConflict: the edit does not name the current leaf it replaces.
+	ErrConflict = &Error{Status: http.StatusConflict, Name: "conflict", Reason: "Document update conflict."}
+	// ErrBadRequest: malformed input (JSON, ids, revs, parameters).
+	ErrBadRequest = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "bad request"}
+	// ErrDocValidation: a document body CouchDB would refuse (bad special member).
+	ErrDocValidation = &Error{Status: http.StatusBadRequest, Name: "doc_validation", Reason: "invalid document"}
+	// ErrUnauthorized: missing or wrong credentials.
+	ErrUnauthorized = &Error{Status: http.StatusUnauthorized, Name: "unauthorized", Reason: "Name or password is incorrect."}
+	// ErrForbidden: the write was refused (validation function, permissions).
+	ErrForbidden = &Error{Status: http.StatusForbidden, Name: "forbidden", Reason: "forbidden"}
+	// ErrMissingStub: an attachment stub names no attachment of the parent revision.
+	ErrMissingStub = &Error{Status: http.StatusPreconditionFailed, Name: "missing_stub", Reason: "stub without a matching attachment"}
+	// ErrFileExists: the database already exists.
+	ErrFileExists = &Error{Status: http.StatusPreconditionFailed, Name: "file_exists", Reason: "The database could not be created, the file already exists."}
+	// ErrTooLarge: a request or document exceeds a size limit.
+	ErrTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Name: "too_large", Reason: "the request entity is too large"}
+	// ErrDigestMismatch: attachment bytes that do not match their digest or length.
+	ErrDigestMismatch = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "attachment digest or length mismatch"}
+)
+
+// Errorf returns a new error with base's name and status and a formatted reason.
+func Errorf(base *Error, format string, args ...any) *Error {
+	return &Error{Status: base.Status, Name: base.Name, Reason: fmt.Sprintf(format, args...)}
+}
+
+// FromBody builds an error from a CouchDB error body and HTTP status. When
+// status is 0 it is inferred from the well-known error names.
+func FromBody(status int, name, reason string) *Error {
+	if status == 0 {
+		status = statusOf(name)
+	}
+	return &Error{Status: status, Name: name, Reason: reason}
+}
+
+func statusOf(name string) int {
+	for _, e := range []*Error{ErrNotFound, ErrConflict, ErrBadRequest, ErrDocValidation, ErrUnauthorized, ErrForbidden, ErrMissingStub, ErrFileExists, ErrTooLarge} {
+		if e.Name == name {
+			return e.Status
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// StatusOf returns the HTTP status of err: the status of an *Error in its
+// chain, else 500.
+func StatusOf(err error) int {
+	var e *Error
+	if errors.As(err, &e) && e.Status != 0 {
+		return e.Status
+	}
+	return http.StatusInternalServerError
+}

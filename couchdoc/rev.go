@@ -1,0 +1,141 @@
+package couchdoc
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxRevHash bounds a revision hash; CouchDB and PouchDB make 32 hex digits.
+const maxRevHash = 128
+
+// ParseRev splits a revision id "N-hex" into its generation and hash.
+// N is a positive integer and hex is 1 to 128 hexadecimal digits; anything
+// else is an ErrBadRequest.
+func ParseRev(rev string) (gen int, hash string, err error) {
+	i := strings.IndexByte(rev, '-')
+	if i <= 0 || i == len(rev)-1 {
+		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
+	}
+	gen, err = strconv.Atoi(rev[:i])
+	if err != nil || gen <= 0 || rev[0] == '+' || rev[0] == '0' {
+		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
+	}
+	hash = rev[i+1:]
+	if !IsRevHash(hash) {
+		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
+	}
+	return gen, hash, nil
+}
+
+// IsRevHash reports whether s is a valid revision hash: 1 to 128 hex digits.
+func IsRevHash(s string) bool {
+	if len(s) == 0 || len(s) > maxRevHash {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// FormatRev joins a generation and a hash into a revision id.
+func FormatRev(gen int, hash string) string {
+	return strconv.Itoa(gen) + "-" + hash
+}
+
+// ValidateDocID checks a document id the way CouchDB does: non-empty, valid
+// UTF-8, and starting with '_' only for _design/ and _local/ ids.
+func ValidateDocID(id string) error {
+	if id == "" {
+		return Errorf(ErrBadRequest, "Document id must not be empty")
+	}
+	if !utf8.ValidString(id) {
+		return Errorf(ErrBadRequest, "Document id must be valid UTF-8")
+	}
+	if id[0] == '_' && !strings.HasPrefix(id, DesignPrefix) && !strings.HasPrefix(id, LocalPrefix) {
+		return Errorf(ErrBadRequest, "Only reserved document ids may start with underscore.")
+	}
+	if (id == DesignPrefix) || (id == LocalPrefix) {
+		return Errorf(ErrBadRequest, "Document id must not be empty")
+	}
+	return nil
+}
+
+// Id prefixes with special meaning.
+const (
+	DesignPrefix = "_design/"
+	LocalPrefix  = "_local/"
+)
+
+// IsLocalID reports whether id names a local (never replicated) document.
+func IsLocalID(id string) bool { return strings.HasPrefix(id, LocalPrefix) }
+
+// NewRevHash computes the hash of a new revision deterministically, so two
+// devices making the identical edit produce the identical revision: md5 of
+// the deleted flag, the parent revision, the canonical body and the
+// attachments' names and digests.
+func NewRevHash(deleted bool, parentRev string, canonicalBody []byte, atts map[string]*Attachment) string {
+	h := md5.New()
+	if deleted {
+		h.Write([]byte{1})
+	} else {
+		h.Write([]byte{0})
+	}
+	h.Write([]byte(parentRev))
+	h.Write([]byte{0})
+	h.Write(canonicalBody)
+	h.Write([]byte{0})
+	names := make([]string, 0, len(atts))
+	for name := range atts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		h.Write([]byte(name))
+		h.Write([]byte{0})
+		h.Write([]byte(atts[name].Digest))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ValidateRevisions checks that a document's _revisions agrees with its
+// _rev: the start is the rev's generation, the first id its hash, every id
+// a valid hash, and the history no longer than its start.
+func ValidateRevisions(rev string, r *Revisions) error {
+	gen, hash, err := ParseRev(rev)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		return nil
+	}
+	if len(r.IDs) == 0 || r.Start != gen || r.IDs[0] != hash {
+		return Errorf(ErrBadRequest, "_revisions does not match _rev %q", rev)
+	}
+	if len(r.IDs) > r.Start {
+		return Errorf(ErrBadRequest, "_revisions lists more ids than its start %d", r.Start)
+	}
+	for _, id := range r.IDs {
+		if !IsRevHash(id) {
+			return Errorf(ErrBadRequest, "Invalid revision id in _revisions: %q", id)
+		}
+	}
+	return nil
+}
+
+// History expands a _revisions member into revision ids, newest first.
+func (r *Revisions) History() []string {
+	revs := make([]string, len(r.IDs))
+	for i, id := range r.IDs {
+		revs[i] = FormatRev(r.Start-i, id)
+	}
+	return revs
+}

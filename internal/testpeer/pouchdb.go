@@ -1,0 +1,145 @@
+// Package testpeer starts real CouchDB-compatible peers for tests:
+// pouchdb-server from the repository's pinned npm packages, in memory, on a
+// free loopback port. A missing peer fails the test loudly; it never skips.
+package testpeer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Server is a running pouchdb-server.
+type Server struct {
+	// URL is the server's root, such as http://127.0.0.1:41234.
+	URL string
+	cmd *exec.Cmd
+	out *bytes.Buffer
+}
+
+// RepoRoot returns the directory holding go.mod, searching up from the
+// working directory (go test runs each package in its own folder).
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testpeer: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// NodeBin returns the path of an npm-installed executable of the repository.
+// It fails the test when the npm packages are not installed.
+func NodeBin(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(RepoRoot(t), "node_modules", ".bin", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("testpeer: %s is not installed (run `npm ci` at the repository root): %v", name, err)
+	}
+	return p
+}
+
+// FreePort returns a free TCP port on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// PouchDB starts an in-memory pouchdb-server on a free loopback port and
+// stops it when the test ends.
+func PouchDB(t testing.TB) *Server {
+	t.Helper()
+	bin := NodeBin(t, "pouchdb-server")
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		s, err := startPouchDB(t, bin)
+		if err == nil {
+			t.Cleanup(s.Stop)
+			return s
+		}
+		lastErr = err
+	}
+	t.Fatalf("testpeer: pouchdb-server did not start: %v", lastErr)
+	return nil
+}
+
+func startPouchDB(t testing.TB, bin string) (*Server, error) {
+	port := FreePort(t)
+	dir := t.TempDir() // pouchdb-server writes its config and log files in its cwd
+	cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
+	cmd.Dir = dir
+	out := &bytes.Buffer{}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, out: out}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		if cmd.ProcessState != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.Stop()
+	return nil, fmt.Errorf("not answering on %s; output:\n%s", s.URL, out.String())
+}
+
+// Stop kills the server and its children and waits for them.
+func (s *Server) Stop() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// CreateDB creates a database on the server and returns its URL.
+func (s *Server) CreateDB(t testing.TB, name string) string {
+	t.Helper()
+	u := s.URL + "/" + name
+	req, _ := http.NewRequest(http.MethodPut, u, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("testpeer: create %s: %v", name, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		t.Fatalf("testpeer: create %s: status %d", name, resp.StatusCode)
+	}
+	return u
+}
