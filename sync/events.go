@@ -1,0 +1,81 @@
+package sync
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is where a replication is in its life.
+type State string
+
+// States of a replication.
+const (
+	// StateStarting: verifying peers and reading checkpoints.
+	StateStarting State = "starting"
+	// StateActive: changes are being transferred.
+	StateActive State = "active"
+	// StateIdle: a continuous replication caught up and waits for changes.
+	StateIdle State = "idle"
+	// StateOffline: a continuous replication lost a peer and retries by
+	// itself with backoff.
+	StateOffline State = "offline"
+	// StateStopped: finished (one-shot) or stopped (cancelled, Stop).
+	StateStopped State = "stopped"
+	// StateError: failed with a permanent error (see LastError).
+	StateError State = "error"
+)
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// Kinds of events.
+const (
+	// EventState: the state changed.
+	EventState EventKind = "state"
+	// EventProgress: counters or sequences moved (sent after each batch and
+	// each checkpoint).
+	EventProgress EventKind = "progress"
+	// EventDocFailure: one revision was refused by the target or could not
+	// be read from the source; Doc says which.
+	EventDocFailure EventKind = "doc_failure"
+)
+
+// Event reports a replication's progress. Events never carry credentials.
+type Event struct {
+	Kind EventKind
+	// Replication is "push", "pull" (under Sync) or "" for Replicate.
+	Replication   string
+	ReplicationID string
+	State         State
+	Stats         Stats
+	// LastSeq is the last sequence read from the feed; CheckpointedSeq the
+	// last one recorded in the replication logs.
+	LastSeq         json.RawMessage
+	CheckpointedSeq json.RawMessage
+	// Pending estimates the changes still to handle (-1 when unknown).
+	Pending int64
+	// Err is the error of an offline/error state, or of a doc failure.
+	Err error
+	// Doc is set for EventDocFailure.
+	Doc  *DocFailure
+	Time time.Time
+}
+
+// Status is a snapshot of a replication, for UIs and CLIs.
+type Status struct {
+	// Replication is "push", "pull", "sync" (both) or "".
+	Replication     string
+	ReplicationID   string
+	State           State
+	Stats           Stats
+	LastSeq         json.RawMessage
+	CheckpointedSeq json.RawMessage
+	// Pending estimates the changes still to handle (-1 when unknown).
+	Pending int64
+	// LastError is the latest error seen (it may have been recovered from
+	// when State is not StateError).
+	LastError error
+	Updated   time.Time
+	// Directions holds the push and pull statuses of a Sync.
+	Directions []Status
+}

@@ -1,0 +1,184 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// fetchBatch fetches the missing revisions of a batch from the source, in
+// chunks of BulkGetSize revisions, each chunk retried as a whole after a
+// transient error (writes are idempotent with new_edits=false). Documents
+// with streamed attachments are written at once with PutDoc, inside the
+// fetch callback, so their bytes are never buffered; the others go to the
+// writer in _bulk_docs units bounded in documents and bytes.
+func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writes chan<- *writeUnit) error {
+	var chunk []missingDoc
+	n := 0
+	for i, m := range b.missing {
+		chunk = append(chunk, m)
+		n += len(m.revs)
+		if n >= r.opts.BulkGetSize || i == len(b.missing)-1 {
+			c := chunk
+			if err := r.retry(ctx, func() error { return r.fetchChunk(ctx, s, b, c, writes) }); err != nil {
+				return err
+			}
+			chunk, n = nil, 0
+		}
+	}
+	b.missing = nil
+	return nil
+}
+
+// fetchChunk is one attempt at fetching and handing over a chunk. Its
+// counters are only added when the attempt succeeds.
+func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chunk []missingDoc, writes chan<- *writeUnit) error {
+	src, tgt := r.opts.Source, r.opts.Target
+	var st Stats
+	unit := &writeUnit{b: b}
+	flush := func() error {
+		if len(unit.docs) == 0 {
+			return nil
+		}
+		b.refs.Add(1)
+		select {
+		case writes <- unit:
+		case <-ctx.Done():
+			b.refs.Add(-1)
+			return ctx.Err()
+		}
+		unit = &writeUnit{b: b}
+		return nil
+	}
+	currentID := ""
+	fn := func(doc *couchdoc.Doc, revErr error) error {
+		if revErr != nil {
+			if IsTransient(revErr) {
+				return revErr
+			}
+			r.docFailure(DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)})
+			return nil
+		}
+		if doc == nil {
+			return nil
+		}
+		st.DocsRead++
+		if hasStreamedAttachments(doc) {
+			err := tgt.PutDoc(ctx, doc)
+			if err != nil {
+				if ctx.Err() != nil || IsTransient(err) {
+					return peerErr("target", tgt, "write document", err)
+				}
+				st.DocWriteFailures++
+				r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr("target", tgt, "write document", err)})
+				return nil
+			}
+			st.DocsWritten++
+			s.written.Store(true)
+			return nil
+		}
+		unit.docs = append(unit.docs, doc)
+		unit.bytes += docSize(doc)
+		if len(unit.docs) >= r.opts.BulkDocsSize || unit.bytes >= r.opts.BulkDocsBytes {
+			return flush()
+		}
+		return nil
+	}
+
+	bg, ok := src.(BulkGetter)
+	if ok && !r.noBulkGet.Load() {
+		reqs := make([]BulkGetRequest, 0, len(chunk))
+		for _, m := range chunk {
+			for _, rev := range m.revs {
+				reqs = append(reqs, BulkGetRequest{ID: m.id, Rev: rev, AttsSince: m.ancestors})
+			}
+		}
+		err := bg.BulkGet(ctx, reqs, fn)
+		switch {
+		case err == nil:
+			if err := flush(); err != nil {
+				return err
+			}
+			r.addStats(st)
+			return nil
+		case bulkGetUnsupported(err) && st.DocsRead == 0:
+			r.noBulkGet.Store(true)
+		default:
+			return peerErr("source", src, "bulk_get", err)
+		}
+	}
+	for _, m := range chunk {
+		currentID = m.id
+		if err := src.OpenRevs(ctx, m.id, m.revs, m.ancestors, fn); err != nil {
+			return peerErr("source", src, "open_revs", err)
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	r.addStats(st)
+	return nil
+}
+
+// bulkGetUnsupported tells a peer without _bulk_get (404, 400, 405, 501).
+func bulkGetUnsupported(err error) bool {
+	if errors.Is(err, couchdoc.ErrNotFound) {
+		return true
+	}
+	switch couchdoc.StatusOf(err) {
+	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+		return true
+	}
+	return false
+}
+
+func hasStreamedAttachments(doc *couchdoc.Doc) bool {
+	for _, a := range doc.Attachments {
+		if !a.Stub && a.Body != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// docSize estimates a document's share of a _bulk_docs body.
+func docSize(doc *couchdoc.Doc) int {
+	n := 100 + len(doc.ID) + len(doc.Body)
+	if doc.Revisions != nil {
+		n += 35 * len(doc.Revisions.IDs)
+	}
+	for name, a := range doc.Attachments {
+		n += 100 + len(name) + len(a.Data)*4/3
+	}
+	return n
+}
+
+// writeDocs is the writer: one _bulk_docs request per unit, retried after
+// transient errors. Per-document refusals count as doc_write_failures and
+// are not retried.
+func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writeUnit, ckpt chan<- struct{}) error {
+	tgt := r.opts.Target
+	for u := range in {
+		var res []couchdoc.DocResult
+		err := r.retry(ctx, func() (err error) { res, err = tgt.BulkDocs(ctx, u.docs); return err })
+		if err != nil {
+			return peerErr("target", tgt, "bulk_docs", err)
+		}
+		var st Stats
+		for _, dr := range res {
+			if dr.Error == "" {
+				continue
+			}
+			st.DocWriteFailures++
+			r.docFailure(DocFailure{ID: dr.ID, Rev: dr.Rev, Err: peerErr("target", tgt, "write document", dr.Err())})
+		}
+		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
+		s.written.Store(true)
+		r.addStats(st)
+		u.docs = nil
+		r.release(s, u.b, ckpt)
+	}
+	return nil
+}

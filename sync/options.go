@@ -1,0 +1,168 @@
+package sync
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Options configure one replication (one direction). Zero values pick the
+// defaults noted on each field.
+type Options struct {
+	// Source and Target are the two databases. Both are required for
+	// Replicate; Sync sets them itself.
+	Source, Target Peer
+
+	// Continuous keeps the replication running, following the source's
+	// changes, until its context is cancelled or Stop is called.
+	Continuous bool
+	// CreateTarget creates a missing target when it implements Creator.
+	CreateTarget bool
+
+	// DocIDs, Selector and Filter (with QueryParams) restrict the source's
+	// changes feed. They are part of the replication id.
+	DocIDs      []string
+	Selector    json.RawMessage
+	Filter      string
+	QueryParams map[string]string
+
+	// Since starts the changes feed after this opaque sequence instead of
+	// the recorded checkpoint.
+	Since json.RawMessage
+
+	// BatchSize is the number of changes rows read per request and handled
+	// as one unit by revs_diff and fetch. Default 500.
+	BatchSize int
+	// BulkDocsSize and BulkDocsBytes bound one _bulk_docs request. Defaults
+	// 500 documents and 4 MiB of JSON.
+	BulkDocsSize  int
+	BulkDocsBytes int
+	// BulkGetSize bounds the revisions asked for in one _bulk_get request.
+	// Default 250.
+	BulkGetSize int
+	// Workers is the number of batches fetched in parallel. Default 4.
+	Workers int
+
+	// Retries is how many times a failed step (read a batch of changes,
+	// revs_diff, fetch, write, checkpoint) is retried after a transient
+	// error, on top of the request-level retries of the peer. Default 5.
+	Retries int
+	// RetryDelay is the first backoff delay, doubled at each attempt with
+	// jitter up to MaxRetryDelay. Defaults 250 ms and 30 s. A continuous
+	// replication that went offline retries with the same backoff.
+	RetryDelay    time.Duration
+	MaxRetryDelay time.Duration
+
+	// CheckpointInterval is the least time between two checkpoints written
+	// while the replication runs (a final one is always written). 0 writes
+	// one after every batch that advances the safe sequence.
+	CheckpointInterval time.Duration
+	// Heartbeat keeps a continuous feed's connection alive. Default 10 s.
+	Heartbeat time.Duration
+
+	// OnEvent, when set, receives every event, one at a time, from the
+	// replication's goroutines. It must not block for long.
+	OnEvent func(Event)
+	// Events, when set, receives events without blocking: events are dropped
+	// when the channel is full. The replicator never closes it.
+	Events chan<- Event
+
+	// NoEmptyTargetShortcut turns off the optimisation that skips revs_diff
+	// while replicating the initial feed into a target that was empty and
+	// had no checkpoint (everything is missing there).
+	NoEmptyTargetShortcut bool
+}
+
+// Defaults.
+const (
+	DefaultBatchSize     = 500
+	DefaultBulkDocsSize  = 500
+	DefaultBulkDocsBytes = 4 << 20
+	DefaultBulkGetSize   = 250
+	DefaultWorkers       = 4
+	DefaultRetries       = 5
+	DefaultRetryDelay    = 250 * time.Millisecond
+	DefaultMaxRetryDelay = 30 * time.Second
+	DefaultHeartbeat     = 10 * time.Second
+)
+
+// ErrNoPeer is returned when Options lack a source or a target.
+var ErrNoPeer = errors.New("sync: source and target are required")
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.BatchSize, DefaultBatchSize)
+	def(&o.BulkDocsSize, DefaultBulkDocsSize)
+	def(&o.BulkDocsBytes, DefaultBulkDocsBytes)
+	def(&o.BulkGetSize, DefaultBulkGetSize)
+	def(&o.Workers, DefaultWorkers)
+	if o.Retries == 0 {
+		o.Retries = DefaultRetries
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = DefaultRetryDelay
+	}
+	if o.MaxRetryDelay <= 0 {
+		o.MaxRetryDelay = DefaultMaxRetryDelay
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	return o
+}
+
+// Stats are the counters of a replication, as in CouchDB's replication log.
+type Stats struct {
+	// DocsRead counts revisions fetched from the source.
+	DocsRead int64 `json:"docs_read"`
+	// DocsWritten counts revisions the target accepted.
+	DocsWritten int64 `json:"docs_written"`
+	// MissingChecked counts revisions asked about with revs_diff.
+	MissingChecked int64 `json:"missing_checked"`
+	// MissingFound counts revisions the target lacked.
+	MissingFound int64 `json:"missing_found"`
+	// DocWriteFailures counts revisions the target refused (forbidden,
+	// unauthorized, invalid); they are not retried.
+	DocWriteFailures int64 `json:"doc_write_failures"`
+}
+
+func (s *Stats) add(o Stats) {
+	s.DocsRead += o.DocsRead
+	s.DocsWritten += o.DocsWritten
+	s.MissingChecked += o.MissingChecked
+	s.MissingFound += o.MissingFound
+	s.DocWriteFailures += o.DocWriteFailures
+}
+
+// Result is the outcome of a one-shot replication, or of a continuous one
+// when it stopped.
+type Result struct {
+	ReplicationID string
+	// SessionID is the id of the last session (a continuous replication
+	// starts a new session each time it comes back online).
+	SessionID string
+	Stats     Stats
+	// StartSeq is where the feed started (nil: from the beginning); LastSeq
+	// is the last checkpointed sequence.
+	StartSeq json.RawMessage
+	LastSeq  json.RawMessage
+	// DocFailures lists the documents the target refused (at most 100 kept).
+	DocFailures []DocFailure
+	StartTime   time.Time
+	EndTime     time.Time
+}
+
+// DocFailure is one revision the target refused, or one the source could
+// not provide.
+type DocFailure struct {
+	ID  string
+	Rev string
+	Err error
+}

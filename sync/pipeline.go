@@ -1,0 +1,284 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// session is the state one pass of the pipeline shares.
+type session struct {
+	startSeq    json.RawMessage
+	emptyTarget bool // the target was empty with no checkpoint at the start
+	tracker     *seqTracker
+	cp          *checkpointer
+	written     atomic.Bool // writes not yet made durable by EnsureFullCommit
+	caughtUp    atomic.Bool // the reader reached the end of the feed
+}
+
+// batch is one response of the changes feed travelling down the pipeline.
+// It completes (and may be checkpointed) when every write it caused is done.
+type batch struct {
+	n       int64
+	rows    []*couchdoc.Change
+	seq     json.RawMessage // the feed's sequence after this batch
+	assume  bool            // skip revs_diff: everything is missing
+	missing []missingDoc
+	refs    atomic.Int64 // holds: the stage owning it + writes in flight
+}
+
+type missingDoc struct {
+	id        string
+	revs      []string
+	ancestors []string
+}
+
+// writeUnit is one _bulk_docs request of a batch.
+type writeUnit struct {
+	b     *batch
+	docs  []*couchdoc.Doc
+	bytes int
+}
+
+// pipeline runs reader -> revs_diff -> fetch workers -> writer, with a
+// checkpointer beside them, under one errgroup with bounded channels. It
+// returns when the feed ended (one-shot) and everything read was written,
+// or on the first error.
+func (r *replication) pipeline(ctx context.Context, s *session) error {
+	g, gctx := errgroup.WithContext(ctx)
+	changes := make(chan *batch, 1)
+	diffed := make(chan *batch, r.opts.Workers)
+	writes := make(chan *writeUnit, r.opts.Workers)
+	ckpt := make(chan struct{}, 1)
+	writerDone := make(chan struct{})
+
+	g.Go(func() error { return r.readChanges(gctx, s, changes, ckpt) })
+	g.Go(func() error { return r.diffRevs(gctx, s, changes, diffed, ckpt) })
+	var fetchers gosync.WaitGroup
+	for range r.opts.Workers {
+		fetchers.Add(1)
+		g.Go(func() error {
+			defer fetchers.Done()
+			for b := range diffed {
+				if err := r.fetchBatch(gctx, s, b, writes); err != nil {
+					return err
+				}
+				r.release(s, b, ckpt)
+			}
+			return nil
+		})
+	}
+	g.Go(func() error { fetchers.Wait(); close(writes); return nil })
+	g.Go(func() error {
+		defer close(writerDone)
+		return r.writeDocs(gctx, s, writes, ckpt)
+	})
+	g.Go(func() error { return r.checkpointLoop(gctx, s, ckpt, writerDone) })
+	return g.Wait()
+}
+
+// release drops one hold on b; the last one completes the batch.
+func (r *replication) release(s *session, b *batch, ckpt chan<- struct{}) {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	_, advanced := s.tracker.complete(b.n, b.seq)
+	if advanced {
+		select {
+		case ckpt <- struct{}{}:
+		default:
+		}
+	}
+	r.mu.Lock()
+	r.updated = time.Now()
+	r.mu.Unlock()
+	r.maybeIdle(s)
+	r.emit(Event{Kind: EventProgress})
+}
+
+// maybeIdle moves a continuous replication that caught up and wrote all it
+// read to idle.
+func (r *replication) maybeIdle(s *session) {
+	if !r.opts.Continuous || !s.caughtUp.Load() {
+		return
+	}
+	if _, all := s.tracker.pending(); all {
+		r.setState(StateIdle, nil)
+	}
+}
+
+// readChanges reads the source's feed in batches of BatchSize rows: a
+// normal feed for a one-shot replication (until a short batch), longpoll
+// requests for a continuous one (forever). Sequences are passed back as
+// they came.
+func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *batch, ckpt chan<- struct{}) error {
+	defer close(out)
+	src := r.opts.Source
+	since := s.startSeq
+	feed := "normal"
+	if r.opts.Continuous {
+		feed = "longpoll"
+	}
+	first := true
+	for {
+		var rows []*couchdoc.Change
+		var last json.RawMessage
+		opts := ChangesOptions{
+			Since: since, Limit: r.opts.BatchSize, Feed: feed, Heartbeat: r.opts.Heartbeat,
+			DocIDs: r.opts.DocIDs, Selector: r.opts.Selector, Filter: r.opts.Filter, QueryParams: r.opts.QueryParams,
+		}
+		if first {
+			// Do not park the first request: report the start quickly.
+			opts.Feed = "normal"
+		}
+		err := r.retry(ctx, func() (err error) {
+			rows = rows[:0]
+			last, err = src.Changes(ctx, opts, func(c *couchdoc.Change) error {
+				if c.ID != "" && len(c.Changes) > 0 {
+					rows = append(rows, c)
+				}
+				return nil
+			})
+			return err
+		})
+		if err != nil {
+			return peerErr("source", src, "read changes", err)
+		}
+		seq := last
+		if len(seq) == 0 && len(rows) > 0 {
+			seq = rows[len(rows)-1].Seq
+		}
+		short := len(rows) < r.opts.BatchSize
+		if len(rows) > 0 || (len(seq) > 0 && string(seq) != string(since)) {
+			if len(rows) > 0 {
+				r.setState(StateActive, nil)
+			}
+			b := &batch{rows: rows, seq: seq, assume: s.emptyTarget && !s.caughtUp.Load()}
+			b.n = s.tracker.add(len(rows))
+			b.refs.Store(1)
+			r.mu.Lock()
+			r.lastSeq = seq
+			if r.remaining >= 0 {
+				r.remaining = max(0, r.remaining-int64(len(rows)))
+			}
+			r.mu.Unlock()
+			select {
+			case out <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			since = seq
+		}
+		if short {
+			if !r.opts.Continuous {
+				return nil
+			}
+			s.caughtUp.Store(true)
+			r.mu.Lock()
+			r.remaining = 0
+			r.mu.Unlock()
+			r.maybeIdle(s)
+		}
+		first = false
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// diffRevs asks the target which revisions of a batch it lacks.
+func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch, out chan<- *batch, ckpt chan<- struct{}) error {
+	defer close(out)
+	tgt := r.opts.Target
+	for b := range in {
+		order := make([]string, 0, len(b.rows))
+		revs := make(map[string][]string, len(b.rows))
+		var checked int64
+		for _, c := range b.rows {
+			if _, ok := revs[c.ID]; !ok {
+				order = append(order, c.ID)
+			}
+			for _, cr := range c.Changes {
+				revs[c.ID] = append(revs[c.ID], cr.Rev)
+				checked++
+			}
+		}
+		b.rows = nil
+		var found int64
+		if b.assume {
+			for _, id := range order {
+				b.missing = append(b.missing, missingDoc{id: id, revs: revs[id]})
+				found += int64(len(revs[id]))
+			}
+		} else if len(order) > 0 {
+			var diff map[string]couchdoc.RevsDiffResult
+			err := r.retry(ctx, func() (err error) { diff, err = tgt.RevsDiff(ctx, revs); return err })
+			if err != nil {
+				return peerErr("target", tgt, "revs_diff", err)
+			}
+			for _, id := range order {
+				d, ok := diff[id]
+				if !ok || len(d.Missing) == 0 {
+					continue
+				}
+				b.missing = append(b.missing, missingDoc{id: id, revs: d.Missing, ancestors: d.PossibleAncestors})
+				found += int64(len(d.Missing))
+			}
+		}
+		r.addStats(Stats{MissingChecked: checked, MissingFound: found})
+		if len(b.missing) == 0 {
+			r.release(s, b, ckpt)
+			continue
+		}
+		select {
+		case out <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// checkpointLoop records checkpoints while the pipeline runs: after each
+// advance of the safe sequence, at most once per CheckpointInterval.
+func (r *replication) checkpointLoop(ctx context.Context, s *session, ckpt <-chan struct{}, writerDone <-chan struct{}) error {
+	var last time.Time
+	var timer *time.Timer
+	var timerC <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-writerDone:
+			return nil
+		case <-timerC:
+			timerC = nil
+		case <-ckpt:
+			if wait := r.opts.CheckpointInterval - time.Since(last); wait > 0 {
+				if timerC == nil {
+					timer = time.NewTimer(wait)
+					timerC = timer.C
+				}
+				continue
+			}
+		}
+		if err := r.checkpoint(ctx, s); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		last = time.Now()
+	}
+}

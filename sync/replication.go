@@ -1,0 +1,293 @@
+package sync
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// maxFailuresKept bounds Result.DocFailures.
+const maxFailuresKept = 100
+
+// replication runs one direction: sessions, each verifying the peers,
+// resuming from the checkpoint and running the pipeline, until done,
+// stopped, or failed for good.
+type replication struct {
+	opts  Options
+	name  string
+	repID string
+
+	mu        gosync.Mutex
+	state     State
+	stats     Stats
+	lastSeq   json.RawMessage
+	ckptSeq   json.RawMessage
+	lastErr   error
+	failures  []DocFailure
+	updated   time.Time
+	sessionID string
+	startSeq  json.RawMessage
+	tracker   *seqTracker
+	remaining int64 // estimate of rows not yet read; -1 unknown
+	progress  bool  // the session transferred something
+
+	evMu      gosync.Mutex
+	noBulkGet atomic.Bool
+}
+
+func newReplication(opts Options, name string) (*replication, error) {
+	if opts.Source == nil || opts.Target == nil {
+		return nil, ErrNoPeer
+	}
+	opts = opts.withDefaults()
+	return &replication{opts: opts, name: name, repID: ReplicationID(opts), state: StateStopped, remaining: -1}, nil
+}
+
+// run replicates until done (one-shot), ctx is cancelled, or a permanent
+// error. A continuous replication survives transient errors: it goes
+// offline and starts a new session after a backoff.
+func (r *replication) run(ctx context.Context) (*Result, error) {
+	res := &Result{ReplicationID: r.repID, StartTime: time.Now()}
+	finish := func(st State, err error) (*Result, error) {
+		r.setState(st, err)
+		r.mu.Lock()
+		res.Stats, res.LastSeq, res.SessionID, res.StartSeq = r.stats, r.ckptSeq, r.sessionID, r.startSeq
+		res.DocFailures = append([]DocFailure(nil), r.failures...)
+		r.mu.Unlock()
+		res.EndTime = time.Now()
+		return res, err
+	}
+	for attempt := 0; ; attempt++ {
+		err := r.session(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return finish(StateStopped, ctx.Err())
+		case err == nil:
+			return finish(StateStopped, nil)
+		case !r.opts.Continuous || !IsTransient(err):
+			return finish(StateError, err)
+		}
+		r.mu.Lock()
+		if r.progress {
+			attempt = 0
+		}
+		r.mu.Unlock()
+		r.setState(StateOffline, err)
+		if sleep(ctx, backoff(attempt, r.opts.RetryDelay, r.opts.MaxRetryDelay)) != nil {
+			return finish(StateStopped, ctx.Err())
+		}
+	}
+}
+
+// session is one pass of the protocol: verify peers, find the common
+// checkpoint, run the pipeline, record a final checkpoint.
+func (r *replication) session(ctx context.Context) error {
+	r.setState(StateStarting, nil)
+	src, tgt := r.opts.Source, r.opts.Target
+	var srcInfo, tgtInfo *PeerInfo
+	err := r.retry(ctx, func() (err error) { srcInfo, err = src.Info(ctx); return err })
+	if err != nil {
+		return peerErr("source", src, "check", err)
+	}
+	if tgtInfo, err = r.targetInfo(ctx); err != nil {
+		return err
+	}
+	var srcLog, tgtLog *ReplicationLog
+	if err := r.retry(ctx, func() (err error) { srcLog, err = readLog(ctx, src, r.repID); return err }); err != nil {
+		return peerErr("source", src, "read checkpoint", err)
+	}
+	if err := r.retry(ctx, func() (err error) { tgtLog, err = readLog(ctx, tgt, r.repID); return err }); err != nil {
+		return peerErr("target", tgt, "read checkpoint", err)
+	}
+	startSeq, history := compareLogs(srcLog, tgtLog)
+	if len(r.opts.Since) > 0 {
+		startSeq = nonNull(r.opts.Since)
+	}
+	s := &session{
+		emptyTarget: !r.opts.NoEmptyTargetShortcut && startSeq == nil && tgtLog == nil &&
+			tgtInfo.DocCount == 0 && tgtInfo.DocDelCount == 0,
+		startSeq: startSeq,
+		cp: &checkpointer{r: r, repID: r.repID, sessionID: newSessionID(), startTime: time.Now().UTC(),
+			startSeq: startSeq, history: history, recorded: startSeq},
+	}
+	if srcLog != nil {
+		s.cp.srcRev = srcLog.Rev
+	}
+	if tgtLog != nil {
+		s.cp.tgtRev = tgtLog.Rev
+	}
+	s.tracker = newSeqTracker(startSeq)
+	r.mu.Lock()
+	r.sessionID, r.startSeq, r.tracker, r.progress = s.cp.sessionID, startSeq, s.tracker, false
+	r.lastSeq, r.ckptSeq = startSeq, startSeq
+	r.remaining = -1
+	if startSeq == nil {
+		r.remaining = srcInfo.DocCount + srcInfo.DocDelCount
+	}
+	r.mu.Unlock()
+	r.setState(StateActive, nil)
+
+	perr := r.pipeline(ctx, s)
+
+	// Record what is safely written, even when cancelled or failed: a
+	// short fresh context, since ctx may be done.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	cerr := r.checkpoint(fctx, s)
+	if perr != nil {
+		return perr
+	}
+	return cerr
+}
+
+// targetInfo checks the target, creating it when asked to.
+func (r *replication) targetInfo(ctx context.Context) (*PeerInfo, error) {
+	tgt := r.opts.Target
+	var info *PeerInfo
+	err := r.retry(ctx, func() (err error) { info, err = tgt.Info(ctx); return err })
+	if errors.Is(err, couchdoc.ErrNotFound) && r.opts.CreateTarget {
+		c, ok := tgt.(Creator)
+		if !ok {
+			return nil, peerErr("target", tgt, "create", errors.New("the peer cannot create databases"))
+		}
+		err = r.retry(ctx, func() error { return c.Create(ctx) })
+		if err != nil && !errors.Is(err, couchdoc.ErrFileExists) {
+			return nil, peerErr("target", tgt, "create", err)
+		}
+		err = r.retry(ctx, func() (err error) { info, err = tgt.Info(ctx); return err })
+	}
+	if err != nil {
+		return nil, peerErr("target", tgt, "check", err)
+	}
+	return info, nil
+}
+
+// checkpoint records the safe sequence on both peers if it moved, after
+// making the target's writes durable.
+func (r *replication) checkpoint(ctx context.Context, s *session) error {
+	seq := s.tracker.safeSeq()
+	if seq == nil || string(seq) == string(s.cp.recorded) {
+		return nil
+	}
+	if s.written.Swap(false) {
+		err := r.retry(ctx, func() error { return r.opts.Target.EnsureFullCommit(ctx) })
+		if err != nil {
+			s.written.Store(true)
+			return peerErr("target", r.opts.Target, "ensure full commit", err)
+		}
+	}
+	st := r.snapshotStats()
+	if err := r.retry(ctx, func() error { return s.cp.write(ctx, seq, st) }); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.ckptSeq = seq
+	r.mu.Unlock()
+	r.emit(Event{Kind: EventProgress})
+	return nil
+}
+
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (r *replication) snapshotStats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+func (r *replication) addStats(st Stats) {
+	r.mu.Lock()
+	r.stats.add(st)
+	if st.DocsWritten > 0 || st.DocWriteFailures > 0 {
+		r.progress = true
+	}
+	r.mu.Unlock()
+}
+
+// noteError remembers a recovered or fatal error for Status.
+func (r *replication) noteError(err error) {
+	r.mu.Lock()
+	r.lastErr = err
+	r.mu.Unlock()
+}
+
+func (r *replication) docFailure(f DocFailure) {
+	r.mu.Lock()
+	if len(r.failures) < maxFailuresKept {
+		r.failures = append(r.failures, f)
+	}
+	r.mu.Unlock()
+	r.emit(Event{Kind: EventDocFailure, Doc: &f, Err: f.Err})
+}
+
+func (r *replication) setState(st State, err error) {
+	r.mu.Lock()
+	if err != nil {
+		r.lastErr = err
+	}
+	if r.state == st && err == nil {
+		r.mu.Unlock()
+		return
+	}
+	r.state = st
+	r.mu.Unlock()
+	r.emit(Event{Kind: EventState, Err: err})
+}
+
+// status snapshots the replication.
+func (r *replication) status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Status{
+		Replication: r.name, ReplicationID: r.repID, State: r.state, Stats: r.stats,
+		LastSeq: r.lastSeq, CheckpointedSeq: r.ckptSeq, Pending: r.pendingLocked(),
+		LastError: r.lastErr, Updated: r.updated,
+	}
+}
+
+func (r *replication) pendingLocked() int64 {
+	var inflight int64
+	if r.tracker != nil {
+		inflight, _ = r.tracker.pending()
+	}
+	if r.remaining < 0 {
+		if r.state == StateIdle || r.state == StateStopped {
+			return inflight
+		}
+		return -1
+	}
+	return r.remaining + inflight
+}
+
+// emit fills an event from the current status and delivers it, one event
+// at a time.
+func (r *replication) emit(ev Event) {
+	if r.opts.OnEvent == nil && r.opts.Events == nil {
+		return
+	}
+	st := r.status()
+	ev.Replication, ev.ReplicationID, ev.State, ev.Stats = st.Replication, st.ReplicationID, st.State, st.Stats
+	ev.LastSeq, ev.CheckpointedSeq, ev.Pending, ev.Time = st.LastSeq, st.CheckpointedSeq, st.Pending, time.Now()
+	r.evMu.Lock()
+	defer r.evMu.Unlock()
+	if r.opts.OnEvent != nil {
+		r.opts.OnEvent(ev)
+	}
+	if r.opts.Events != nil {
+		select {
+		case r.opts.Events <- ev:
+		default:
+		}
+	}
+}

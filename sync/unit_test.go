@@ -1,0 +1,283 @@
+package sync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+func TestSeqTrackerOutOfOrder(t *testing.T) {
+	tr := newSeqTracker(json.RawMessage(`"0-x"`))
+	a, b, c := tr.add(2), tr.add(3), tr.add(1)
+	if s, adv := tr.complete(c, json.RawMessage(`"c"`)); adv || string(s) != `"0-x"` {
+		t.Fatalf("completing the third batch first advanced to %s", s)
+	}
+	if s, adv := tr.complete(a, json.RawMessage(`"a"`)); !adv || string(s) != `"a"` {
+		t.Fatalf("after first: %s %v", s, adv)
+	}
+	if n, all := tr.pending(); n != 3 || all {
+		t.Fatalf("pending = %d %v, want 3 false", n, all)
+	}
+	if s, adv := tr.complete(b, json.RawMessage(`"b"`)); !adv || string(s) != `"c"` {
+		t.Fatalf("after all: %s %v, want \"c\"", s, adv)
+	}
+	if n, all := tr.pending(); n != 0 || !all {
+		t.Fatalf("pending = %d %v", n, all)
+	}
+}
+
+func TestCompareLogs(t *testing.T) {
+	h := func(id, seq string) HistoryEntry {
+		return HistoryEntry{SessionID: id, RecordedSeq: json.RawMessage(seq)}
+	}
+	cases := []struct {
+		name     string
+		src, tgt *ReplicationLog
+		want     string
+	}{
+		{"missing", nil, &ReplicationLog{SessionID: "a"}, ""},
+		{"same session", &ReplicationLog{SessionID: "a", SourceLastSeq: json.RawMessage(`"9-x"`)},
+			&ReplicationLog{SessionID: "a", SourceLastSeq: json.RawMessage(`"7-x"`)}, `"9-x"`},
+		{"common history", &ReplicationLog{SessionID: "c", History: []HistoryEntry{h("c", "30"), h("b", "20"), h("a", "10")}},
+			&ReplicationLog{SessionID: "d", History: []HistoryEntry{h("d", "40"), h("b", "21"), h("a", "10")}}, "20"},
+		{"nothing common", &ReplicationLog{SessionID: "c", History: []HistoryEntry{h("c", "30")}},
+			&ReplicationLog{SessionID: "d", History: []HistoryEntry{h("d", "40")}}, ""},
+	}
+	for _, c := range cases {
+		got, _ := compareLogs(c.src, c.tgt)
+		if string(got) != c.want {
+			t.Errorf("%s: start %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+type uuidPeer struct {
+	*memPeer
+	uuid string
+}
+
+func (p uuidPeer) UUID() string { return p.uuid }
+
+func TestReplicationID(t *testing.T) {
+	local := uuidPeer{newMemPeer("/some/path"), "u1"}
+	moved := uuidPeer{newMemPeer("/other/path"), "u1"}
+	other := uuidPeer{newMemPeer("/some/path"), "u2"}
+	remote := newMemPeer("http://h/db")
+	base := Options{Source: local, Target: remote}
+	id := ReplicationID(base)
+	same := []Options{
+		{Source: moved, Target: remote},
+		{Source: local, Target: remote, DocIDs: nil},
+	}
+	for _, o := range same {
+		if ReplicationID(o) != id {
+			t.Errorf("id changed for %+v", o)
+		}
+	}
+	if ReplicationID(Options{Source: local, Target: remote, DocIDs: []string{"b", "a"}}) !=
+		ReplicationID(Options{Source: local, Target: remote, DocIDs: []string{"a", "b"}}) {
+		t.Error("doc_ids order changed the id")
+	}
+	differ := []Options{
+		{Source: other, Target: remote},
+		{Source: remote, Target: local},
+		{Source: local, Target: newMemPeer("http://h/db2")},
+		{Source: local, Target: remote, Continuous: true},
+		{Source: local, Target: remote, CreateTarget: true},
+		{Source: local, Target: remote, DocIDs: []string{"a"}},
+		{Source: local, Target: remote, Selector: json.RawMessage(`{"a":1}`)},
+		{Source: local, Target: remote, Filter: "d/f"},
+		{Source: local, Target: remote, Filter: "d/f", QueryParams: map[string]string{"k": "v"}},
+	}
+	seen := map[string]int{id: -1}
+	for i, o := range differ {
+		got := ReplicationID(o)
+		if j, dup := seen[got]; dup {
+			t.Errorf("options %d and %d share id %s", i, j, got)
+		}
+		seen[got] = i
+	}
+}
+
+func fill(p *memPeer, n int) {
+	for i := range n {
+		p.put(fmt.Sprintf("doc%05d", i), "", fmt.Sprintf(`{"i":%d}`, i))
+	}
+}
+
+func TestPipelineOneShotAndResume(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 1234)
+	opts := Options{Source: src, Target: tgt, BatchSize: 100, BulkDocsSize: 37, Workers: 3}
+	res, err := Replicate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.DocsWritten != 1234 || res.Stats.DocsRead != 1234 || tgt.leafCount() != 1234 {
+		t.Fatalf("stats %+v, target leaves %d", res.Stats, tgt.leafCount())
+	}
+	if string(res.LastSeq) != `"1234-x"` {
+		t.Fatalf("last seq %s", res.LastSeq)
+	}
+	// A second run resumes from the checkpoint: one changes request, no
+	// revs_diff, nothing fetched.
+	before := src.count("Changes")
+	res, err = Replicate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.count("Changes")-before != 1 || res.Stats.MissingChecked != 0 {
+		t.Fatalf("no-op run: %d changes requests, stats %+v", src.count("Changes")-before, res.Stats)
+	}
+	// New changes on the source only transfer those.
+	src.put("new", "", `{}`)
+	res, err = Replicate(context.Background(), opts)
+	if err != nil || res.Stats.DocsWritten != 1 || res.Stats.MissingChecked != 1 {
+		t.Fatalf("incremental: %+v %v", res.Stats, err)
+	}
+}
+
+func TestPipelineOutOfOrderCheckpoint(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 300)
+	tgt.delay = time.Millisecond
+	var mu gosync.Mutex
+	var ckpts []string
+	opts := Options{Source: src, Target: tgt, BatchSize: 10, BulkDocsSize: 3, Workers: 4, NoEmptyTargetShortcut: true,
+		OnEvent: func(e Event) {
+			if e.Kind == EventProgress && e.CheckpointedSeq != nil {
+				mu.Lock()
+				ckpts = append(ckpts, string(e.CheckpointedSeq))
+				mu.Unlock()
+			}
+		}}
+	if _, err := Replicate(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	// Every checkpoint must cover all changes up to it: the docs with a
+	// seq at or below it are on the target.
+	for _, c := range ckpts {
+		n := src.seqOf(json.RawMessage(c))
+		for i := int64(0); i < n; i++ {
+			id := fmt.Sprintf("doc%05d", i)
+			tgt.mu.Lock()
+			_, ok := tgt.docs[id]
+			tgt.mu.Unlock()
+			if !ok {
+				t.Fatalf("checkpoint %s recorded but %s is not on the target yet", c, id)
+			}
+		}
+	}
+	if tgt.leafCount() != 300 {
+		t.Fatalf("target has %d docs", tgt.leafCount())
+	}
+}
+
+func TestPipelineTransientRetryAndDocFailure(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 50)
+	src.put("bad", "", `{"x":"forbidden"}`)
+	var fails atomic.Int32
+	tgt.fail = func(m string) error {
+		if m == "BulkDocs" && fails.Add(1) <= 2 {
+			return &couchdoc.Error{Status: http.StatusServiceUnavailable, Name: "unavailable", Reason: "try later"}
+		}
+		return nil
+	}
+	var failed []string
+	opts := Options{Source: src, Target: tgt, RetryDelay: time.Millisecond, OnEvent: func(e Event) {
+		if e.Kind == EventDocFailure {
+			failed = append(failed, e.Doc.ID)
+		}
+	}}
+	res, err := Replicate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.DocWriteFailures != 1 || res.Stats.DocsWritten != 50 || len(failed) != 1 || failed[0] != "bad" {
+		t.Fatalf("stats %+v failed %v", res.Stats, failed)
+	}
+	if !errors.Is(couchdoc.ErrForbidden, res.DocFailures[0].Err) && !errors.Is(res.DocFailures[0].Err, couchdoc.ErrForbidden) {
+		t.Fatalf("failure error %v", res.DocFailures[0].Err)
+	}
+}
+
+func TestPipelinePermanentErrorNamesPeer(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	src.fail = func(m string) error {
+		if m == "Info" {
+			return couchdoc.ErrUnauthorized
+		}
+		return nil
+	}
+	_, err := Replicate(context.Background(), Options{Source: src, Target: tgt})
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Role != "source" || !errors.Is(err, couchdoc.ErrUnauthorized) {
+		t.Fatalf("err = %v", err)
+	}
+	if src.count("Info") != 1 {
+		t.Fatalf("401 was retried: %d calls", src.count("Info"))
+	}
+}
+
+func TestPipelineAttachmentsStreamed(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	big := make([]byte, 100<<10)
+	src.store(&couchdoc.Doc{ID: "att", Rev: "1-" + couchdoc.NewRevHash(false, "", []byte("{}"), nil), Body: json.RawMessage(`{}`),
+		Attachments: map[string]*couchdoc.Attachment{"a.bin": {Name: "a.bin", ContentType: "application/octet-stream", Data: big, Length: int64(len(big))}}})
+	if _, err := Replicate(context.Background(), Options{Source: src, Target: tgt}); err != nil {
+		t.Fatal(err)
+	}
+	if tgt.putDocs.Load() != 1 || len(tgt.docs["att"].leaves) != 1 {
+		t.Fatalf("PutDoc calls %d", tgt.putDocs.Load())
+	}
+}
+
+func TestContinuousCancelAndResume(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	idle := make(chan struct{}, 10)
+	r, err := New(Options{Source: src, Target: tgt, Continuous: true, BatchSize: 7, OnEvent: func(e Event) {
+		if e.Kind == EventState && e.State == StateIdle {
+			idle <- struct{}{}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle := func() {
+		select {
+		case <-idle:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("never idle: %+v", r.Status())
+		}
+	}
+	waitIdle()
+	src.put("later", "", `{"v":1}`)
+	deadline := time.Now().Add(20 * time.Second)
+	for tgt.leafCount() != 21 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if tgt.leafCount() != 21 {
+		t.Fatalf("continuous did not pick up the change: %d", tgt.leafCount())
+	}
+	cancel()
+	if err := r.Wait(); err != nil {
+		t.Fatalf("stopped replication returned %v", err)
+	}
+	if st := r.Status(); st.State != StateStopped || string(st.CheckpointedSeq) != `"21-x"` {
+		t.Fatalf("status after stop: %+v", st)
+	}
+}
