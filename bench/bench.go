@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// bench is one harness run in progress.
+type bench struct {
+	cfg    *config
+	ds     *Dataset
+	log    io.Writer
+	res    *Results
+	server string // root URL
+	src    string // source database URL
+	dir    string // work directory
+	// local stores filled by the pulls
+	setteeDB, pouchDir string
+}
+
+func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	began := time.Now()
+	b := &bench{cfg: cfg, log: log, ds: &Dataset{Seed: cfg.Seed, Docs: cfg.Docs, BigAttachment: cfg.BigAttachment}}
+	b.res = &Results{Meta: meta(cfg)}
+
+	b.dir = cfg.WorkDir
+	if b.dir == "" {
+		d, err := os.MkdirTemp("", "settee-bench-")
+		if err != nil {
+			return nil, err
+		}
+		b.dir = d
+		if !cfg.Keep {
+			defer os.RemoveAll(d)
+		}
+	} else if err := os.MkdirAll(b.dir, 0o755); err != nil {
+		return nil, err
+	}
+
+	b.server = strings.TrimRight(cfg.Couch, "/")
+	if b.server == "" {
+		b.logf("starting pouchdb-server (in memory)")
+		s, err := startPouchServer(ctx, cfg.Root, b.dir)
+		if err != nil {
+			return nil, err
+		}
+		defer s.Stop()
+		b.server = s.URL
+		b.res.Meta.Server = "pouchdb-server 4.2.0 --in-memory (started by the harness)"
+		defer func() { b.res.ServerRSS = s.RSS() }()
+	} else {
+		b.res.Meta.Server = redact(b.server)
+	}
+	b.src = b.server + "/bench-src"
+	b.setteeDB = filepath.Join(b.dir, "settee.db")
+	b.pouchDir = filepath.Join(b.dir, "pouchdb-"+cfg.PouchAdapter)
+
+	err := b.phases(ctx)
+	b.res.computeRatios()
+	b.res.Meta.WallSeconds = time.Since(began).Seconds()
+	if !cfg.Keep {
+		for _, db := range []string{"bench-src", "bench-push-settee", "bench-push-pouchdb", "bench-push-limit"} {
+			_ = deleteDB(context.Background(), b.server+"/"+db)
+		}
+	}
+	return b.res, err
+}
+
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "%s  %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
+}
+
+// fail records a failed contender or check; the run goes on.
+func (b *bench) fail(what string, err error) {
+	msg := fmt.Sprintf("%s: %v", what, err)
+	b.logf("FAILED %s", msg)
+	b.res.Errors = append(b.res.Errors, msg)
+}
+
+func (b *bench) check(what string) {
+	b.logf("ok: %s", what)
+	b.res.Checks = append(b.res.Checks, what)
+}
+
+func (b *bench) phases(ctx context.Context) error {
+	cfg := b.cfg
+	b.logf("loading %d documents (seed %d) into %s", b.ds.Count(), cfg.Seed, redact(b.src))
+	if err := createDB(ctx, b.src); err != nil {
+		return err
+	}
+	load, err := loadDataset(ctx, b.ds, b.src)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	b.res.Dataset = load.Stats
+	b.res.LoadSeconds = load.SendTime.Seconds()
+	if err := b.checkRemote(ctx, b.src, "source"); err != nil {
+		return err
+	}
+	n := b.ds.Count()
+	if cfg.Phases["pull"] {
+		b.res.Pull = &Direction{}
+		if cfg.Contenders["limit"] {
+			b.logf("pull: limit")
+			l, err := measurePullLimit(ctx, b.ds, b.src, b.dir)
+			if err != nil {
+				b.fail("pull limit", err)
+			} else {
+				b.res.Pull.PullLimit = l
+			}
+		}
+		if cfg.Contenders["settee"] {
+			_ = os.Remove(b.setteeDB)
+			b.res.Pull.Settee = b.settee(ctx, "pull", n, "pull.pprof")
+			if b.res.Pull.Settee != nil {
+				if err := verifyLocal(ctx, b.setteeDB, b.src, &b.res.Dataset); err != nil {
+					b.fail("settee pull: verify the local store", err)
+				} else {
+					b.check("settee pull: the local store has the source's documents, winners and conflicts")
+				}
+			}
+		}
+		if cfg.Contenders["pouchdb"] {
+			_ = os.RemoveAll(b.pouchDir)
+			b.res.Pull.PouchDB = b.pouch(ctx, "pull", b.src, n)
+			if m := b.res.Pull.PouchDB; m != nil {
+				b.checkCount("pouchdb pull: revisions written", m.DocsWritten, int64(b.res.Dataset.Leaves))
+			}
+		}
+	}
+	if cfg.Phases["push"] {
+		b.res.Push = &Direction{}
+		if cfg.Contenders["limit"] {
+			b.logf("push: limit")
+			target := b.server + "/bench-push-limit"
+			l, err := measurePushLimit(ctx, b.ds, target)
+			if err != nil {
+				b.fail("push limit", err)
+			} else {
+				b.res.Push.PushLimit = l
+			}
+			_ = deleteDB(ctx, target)
+		}
+		if cfg.Contenders["settee"] && b.res.Pull.Settee != nil {
+			target := b.server + "/bench-push-settee"
+			if err := createDB(ctx, target); err != nil {
+				return err
+			}
+			b.res.Push.Settee = b.settee(ctx, "push", n, "push.pprof", "--remote", target)
+			if b.res.Push.Settee != nil {
+				if err := b.checkRemote(ctx, target, "settee push target"); err == nil {
+					if err := compareWinners(ctx, b.src, target); err != nil {
+						b.fail("settee push: compare winners with the source", err)
+					} else {
+						b.check("settee push: the target's winners equal the source's")
+					}
+				}
+			}
+			if !cfg.Keep {
+				_ = deleteDB(ctx, target)
+			}
+		}
+		if cfg.Contenders["pouchdb"] && b.res.Pull.PouchDB != nil {
+			target := b.server + "/bench-push-pouchdb"
+			if err := createDB(ctx, target); err != nil {
+				return err
+			}
+			b.res.Push.PouchDB = b.pouch(ctx, "push", target, n)
+			if b.res.Push.PouchDB != nil {
+				_ = b.checkRemote(ctx, target, "pouchdb push target")
+			}
+			if !cfg.Keep {
+				_ = deleteDB(ctx, target)
+			}
+		}
+	}
+	if cfg.Phases["noop"] {
+		b.res.Noop = &Phase{}
+		if cfg.Contenders["settee"] && b.res.Pull.Settee != nil {
+			b.res.Noop.Settee = b.settee(ctx, "pull", 0, "")
+			if m := b.res.Noop.Settee; m != nil {
+				b.checkCount("settee no-op re-sync: revisions fetched", m.DocsRead, 0)
+			}
+		}
+		if cfg.Contenders["pouchdb"] && b.res.Pull.PouchDB != nil {
+			b.res.Noop.PouchDB = b.pouch(ctx, "pull", b.src, 0)
+			if m := b.res.Noop.PouchDB; m != nil {
+				b.checkCount("pouchdb no-op re-sync: revisions fetched", m.DocsRead, 0)
+			}
+		}
+	}
+	if cfg.Phases["incremental"] {
+		changed := b.ds.ChangedCount()
+		b.res.Incremental = &Phase{Changed: changed}
+		b.logf("incremental: editing %d documents on the source", changed)
+		if _, err := loadEdits(ctx, b.ds, b.src); err != nil {
+			return fmt.Errorf("incremental edits: %w", err)
+		}
+		if cfg.Contenders["settee"] && b.res.Pull.Settee != nil {
+			b.res.Incremental.Settee = b.settee(ctx, "pull", changed, "")
+			if m := b.res.Incremental.Settee; m != nil {
+				b.checkCount("settee incremental: revisions fetched = documents changed", m.DocsRead, int64(changed))
+				if err := verifyLocal(ctx, b.setteeDB, b.src, &b.res.Dataset); err != nil {
+					b.fail("settee incremental: verify the local store", err)
+				} else {
+					b.check("settee incremental: the local store matches the edited source")
+				}
+			}
+		}
+		if cfg.Contenders["pouchdb"] && b.res.Pull.PouchDB != nil {
+			b.res.Incremental.PouchDB = b.pouch(ctx, "pull", b.src, changed)
+			if m := b.res.Incremental.PouchDB; m != nil {
+				b.checkCount("pouchdb incremental: revisions fetched = documents changed", m.DocsRead, int64(changed))
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+func (b *bench) checkCount(what string, got, want int64) {
+	if got != want {
+		b.fail(what, fmt.Errorf("got %d, want %d", got, want))
+		return
+	}
+	b.check(fmt.Sprintf("%s (%d)", what, got))
+}
+
+// checkRemote compares a database's doc counts with the dataset's.
+func (b *bench) checkRemote(ctx context.Context, dbURL, what string) error {
+	info, err := dbInfo(ctx, dbURL)
+	if err != nil {
+		b.fail(what, err)
+		return err
+	}
+	d := b.res.Dataset
+	if info.DocCount != int64(d.Live) {
+		err := fmt.Errorf("doc_count %d, want %d", info.DocCount, d.Live)
+		b.fail(what, err)
+		return err
+	}
+	if info.DocDelCount != nil && *info.DocDelCount != int64(d.Deleted) {
+		err := fmt.Errorf("doc_del_count %d, want %d", *info.DocDelCount, d.Deleted)
+		b.fail(what, err)
+		return err
+	}
+	b.check(fmt.Sprintf("%s: doc_count %d", what, info.DocCount))
+	return nil
+}
+
+// settee runs our replicator in a child process. Without --remote, the
+// remote is the source database.
+func (b *bench) settee(ctx context.Context, mode string, docs int, profile string, extra ...string) *Measure {
+	args := []string{mode, "--local", b.setteeDB}
+	if len(extra) == 0 {
+		args = append(args, "--remote", b.src)
+	}
+	args = append(args, extra...)
+	if b.cfg.CPUProfileDir != "" && profile != "" {
+		if err := os.MkdirAll(b.cfg.CPUProfileDir, 0o755); err != nil {
+			b.fail("settee "+mode, err)
+			return nil
+		}
+		profile = filepath.Join(b.cfg.CPUProfileDir, profile)
+		args = append(args, "--cpuprofile", profile)
+	} else {
+		profile = ""
+	}
+	b.logf("settee %s (%d docs)", mode, docs)
+	cmd, err := setteeCmd(ctx, args...)
+	if err != nil {
+		b.fail("settee "+mode, err)
+		return nil
+	}
+	m, err := runMeasured(ctx, cmd, docs)
+	if err != nil {
+		b.fail("settee "+mode, err)
+		return nil
+	}
+	m.CPUProfile = profile
+	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
+	return m
+}
+
+// pouch runs PouchDB's replicator with node.
+func (b *bench) pouch(ctx context.Context, mode, remote string, docs int) *Measure {
+	args := []string{mode, "--remote", remote, "--local", b.pouchDir, "--adapter", b.cfg.PouchAdapter}
+	if b.cfg.PouchAdapter == "memory" {
+		if mode == "push" {
+			args = append(args, "--prefill", b.src)
+		} else if docs != b.ds.Count() {
+			// An in-memory store is empty in a new process: re-syncs need
+			// the persistent adapter.
+			b.logf("pouchdb %s: skipped with the memory adapter", mode)
+			return nil
+		}
+	}
+	if b.cfg.PouchBatchSize > 0 {
+		args = append(args, "--batch-size", fmt.Sprint(b.cfg.PouchBatchSize))
+	}
+	b.logf("pouchdb %s (%d docs)", mode, docs)
+	m, err := runMeasured(ctx, pouchCmd(ctx, b.cfg.Root, args...), docs)
+	if err != nil {
+		b.fail("pouchdb "+mode, err)
+		return nil
+	}
+	b.logf("pouchdb %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
+	return m
+}
+
+func meta(cfg *config) Meta {
+	m := Meta{
+		Date:          time.Now().UTC().Format(time.RFC3339),
+		CPUs:          runtime.NumCPU(),
+		GoVersion:     runtime.Version(),
+		Seed:          cfg.Seed,
+		Docs:          cfg.Docs,
+		BigAttachment: cfg.BigAttachment,
+		PouchAdapter:  cfg.PouchAdapter,
+	}
+	if cfg.BigAttachment > 0 {
+		m.Docs = 1
+	}
+	if out, err := exec.Command("uname", "-a").Output(); err == nil {
+		m.Uname = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("node", "--version").Output(); err == nil {
+		m.NodeVersion = strings.TrimSpace(string(out))
+	}
+	if out, err := exec.Command("git", "-C", cfg.Root, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				if i := strings.Index(line, ":"); i >= 0 {
+					m.CPU = strings.TrimSpace(line[i+1:])
+				}
+				break
+			}
+		}
+	}
+	return m
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the harness's parsed flags.
+type config struct {
+	Docs           int
+	Seed           uint64
+	Couch          string
+	Out, SVG       string
+	WorkDir        string
+	Keep           bool
+	BigAttachment  int64
+	Phases         map[string]bool
+	Contenders     map[string]bool
+	PouchAdapter   string
+	PouchBatchSize int
+	CPUProfileDir  string
+	Root           string
+	Timeout        time.Duration
+}
+
+var allPhases = []string{"pull", "push", "noop", "incremental"}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := &config{}
+	var phases, contenders, big string
+	fs.IntVar(&cfg.Docs, "docs", 100000, "number of generated documents")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated dataset")
+	fs.StringVar(&cfg.Couch, "couch", "", "CouchDB-compatible server root URL (with credentials if needed); default: start an in-memory pouchdb-server")
+	fs.StringVar(&cfg.Out, "out", "bench-out/results.json", "where to write the results as JSON")
+	fs.StringVar(&cfg.SVG, "svg", "", "where to write the chart (default: next to -out, .svg)")
+	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
+	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
+	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull)")
+	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
+	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
+	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
+	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
+	fs.StringVar(&cfg.Root, "root", ".", "the repository (or a directory below it)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Hour, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if cfg.Docs < 1 {
+		return nil, fmt.Errorf("-docs must be positive")
+	}
+	if big != "" {
+		n, err := parseSize(big)
+		if err != nil {
+			return nil, err
+		}
+		cfg.BigAttachment = n
+	}
+	var err error
+	if cfg.Phases, err = parseSet(phases, allPhases); err != nil {
+		return nil, fmt.Errorf("-phases: %w", err)
+	}
+	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit"}); err != nil {
+		return nil, fmt.Errorf("-contenders: %w", err)
+	}
+	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] {
+		cfg.Phases["pull"] = true
+	}
+	if cfg.BigAttachment > 0 {
+		delete(cfg.Phases, "incremental")
+	}
+	if cfg.PouchAdapter != "leveldb" && cfg.PouchAdapter != "memory" {
+		return nil, fmt.Errorf("-pouchdb-adapter must be leveldb or memory")
+	}
+	if cfg.SVG == "" {
+		cfg.SVG = strings.TrimSuffix(cfg.Out, filepath.Ext(cfg.Out)) + ".svg"
+	}
+	if cfg.Root, err = repoRoot(cfg.Root); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func parseSet(s string, allowed []string) (map[string]bool, error) {
+	set := map[string]bool{}
+	for _, v := range strings.Split(s, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == v
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown %q (allowed: %s)", v, strings.Join(allowed, ","))
+		}
+		set[v] = true
+	}
+	return set, nil
+}
+
+// parseSize parses sizes such as 1GB, 200MB, 64KB or 1000 (bytes), in
+// powers of 1024.
+func parseSize(s string) (int64, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	mult := int64(1)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(u, suf.s) {
+			u, mult = strings.TrimSpace(strings.TrimSuffix(u, suf.s)), suf.m
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(u, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(n * float64(mult)), nil
+}

@@ -1,0 +1,65 @@
+// Command bench measures Settee's replicator against PouchDB and against
+// the limit (the bare transfer plus a plain SQLite insert), on the same
+// generated dataset, served by the same CouchDB-compatible server, in one
+// run.
+//
+//	go run ./bench                       # 100,000 docs against a pouchdb-server it starts
+//	go run ./bench -docs 2000            # a quick run
+//	go run ./bench -couch http://admin:pw@127.0.0.1:5984   # a real CouchDB
+//	go run ./bench -big-attachment 1GB   # one document with a 1 GB attachment
+//	go run ./bench -docs 1000000 -contenders settee -phases pull
+//
+// It prints a table and writes bench-out/results.json and
+// bench-out/results.svg. Each replication runs in its own process so that
+// its peak RSS is its own: ours is this binary re-executed, PouchDB's is
+// node running bench/pouchdb.js.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if os.Getenv(childEnv) == "1" {
+		err = runChild(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	} else {
+		err = run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+// run is the harness: flags in args, the table on stdout, progress on
+// stderr.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	res, err := runBench(ctx, cfg, stderr)
+	if res != nil {
+		writeTable(stdout, res)
+		if werr := writeJSON(cfg.Out, res); werr != nil && err == nil {
+			err = werr
+		}
+		if werr := writeSVG(cfg.SVG, res); werr != nil && err == nil {
+			err = werr
+		}
+		fmt.Fprintf(stderr, "wrote %s and %s\n", cfg.Out, cfg.SVG)
+		if err == nil && len(res.Errors) > 0 {
+			err = fmt.Errorf("%d check(s) failed: %s", len(res.Errors), res.Errors[0])
+		}
+	}
+	return err
+}

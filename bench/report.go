@@ -1,0 +1,168 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// writeTable prints the run's figures as a Markdown table.
+func writeTable(w io.Writer, r *Results) {
+	m := r.Meta
+	fmt.Fprintf(w, "Settee benchmark  %s\n", m.Date)
+	fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s\n", m.Server, m.Docs, m.Seed, m.PouchAdapter)
+	d := r.Dataset
+	fmt.Fprintf(w, "dataset: %d docs, %d leaves, %d revisions, %d conflicted, %d deleted, %d attachments (%.1f MB), bodies %.1f MB; loaded in %.1fs\n\n",
+		d.Docs, d.Leaves, d.Revisions, d.Conflicted, d.Deleted, d.Attachments, mb(d.AttachmentBytes), mb(d.BodyBytes), r.LoadSeconds)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| phase\t contender\t seconds\t docs/s\t peak RSS MB\t requests\t MB sent\t MB received\t docs read\t docs written\t")
+	fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
+	row := func(phase, who string, ms *Measure) {
+		if ms == nil {
+			return
+		}
+		fmt.Fprintf(tw, "| %s\t %s\t %.2f\t %.0f\t %.1f\t %d\t %.1f\t %.1f\t %d\t %d\t\n", phase, who, ms.Seconds, ms.DocsPerSec,
+			mb(ms.PeakRSS), ms.Requests, mb(ms.BytesSent), mb(ms.BytesReceived), ms.DocsRead, ms.DocsWritten)
+	}
+	if p := r.Pull; p != nil {
+		row("pull", "settee", p.Settee)
+		row("pull", "pouchdb", p.PouchDB)
+		if l := p.PullLimit; l != nil {
+			fmt.Fprintf(tw, "| pull\t limit (stream %.2fs + SQLite insert %.2fs)\t %.2f\t %.0f\t \t %d\t \t %.1f\t %d\t \t\n",
+				l.StreamSeconds, l.InsertSeconds, l.Seconds, float64(m.docsOrOne())/l.Seconds, l.Requests, mb(l.BytesReceived), l.Rows)
+		}
+	}
+	if p := r.Push; p != nil {
+		row("push", "settee", p.Settee)
+		row("push", "pouchdb", p.PouchDB)
+		if l := p.PushLimit; l != nil {
+			fmt.Fprintf(tw, "| push\t limit (_bulk_docs new_edits=false)\t %.2f\t %.0f\t \t %d\t %.1f\t \t \t \t\n",
+				l.Seconds, float64(m.docsOrOne())/l.Seconds, l.Requests, mb(l.BytesSent))
+		}
+	}
+	if p := r.Noop; p != nil {
+		row("no-op re-sync", "settee", p.Settee)
+		row("no-op re-sync", "pouchdb", p.PouchDB)
+	}
+	if p := r.Incremental; p != nil {
+		row(fmt.Sprintf("incremental (%d changed)", p.Changed), "settee", p.Settee)
+		row(fmt.Sprintf("incremental (%d changed)", p.Changed), "pouchdb", p.PouchDB)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	if len(r.Targets) > 0 {
+		tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+		fmt.Fprintln(tw, "| target\t goal\t measured\t met\t")
+		fmt.Fprintln(tw, "|---\t---\t---:\t---\t")
+		for _, t := range r.Targets {
+			met := "no"
+			if t.Met {
+				met = "yes"
+			}
+			fmt.Fprintf(tw, "| %s\t %s\t %.2f %s\t %s\t\n", t.Name, t.Goal, t.Measured, t.Unit, met)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "ERROR: %s\n", e)
+	}
+}
+
+func (m Meta) docsOrOne() int {
+	if m.BigAttachment > 0 {
+		return 1
+	}
+	return m.Docs
+}
+
+// writeJSON writes the results to path, creating its directory.
+func writeJSON(path string, r *Results) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// bar is one bar of the chart.
+type bar struct {
+	label string
+	value float64
+	color string
+}
+
+// writeSVG draws two bar groups: docs/s per contender and direction, and
+// peak RSS per contender and direction.
+func writeSVG(path string, r *Results) error {
+	var rate, rss []bar
+	colors := map[string]string{"settee": "#2b7bb9", "pouchdb": "#d9822b", "limit": "#7a7a7a"}
+	add := func(dir string, d *Direction) {
+		if d == nil {
+			return
+		}
+		n := float64(r.Meta.docsOrOne())
+		if d.Settee != nil {
+			rate = append(rate, bar{dir + " settee", d.Settee.DocsPerSec, colors["settee"]})
+			rss = append(rss, bar{dir + " settee", mb(d.Settee.PeakRSS), colors["settee"]})
+		}
+		if d.PouchDB != nil {
+			rate = append(rate, bar{dir + " pouchdb", d.PouchDB.DocsPerSec, colors["pouchdb"]})
+			rss = append(rss, bar{dir + " pouchdb", mb(d.PouchDB.PeakRSS), colors["pouchdb"]})
+		}
+		if l := d.LimitSeconds(); l > 0 {
+			rate = append(rate, bar{dir + " limit", n / l, colors["limit"]})
+		}
+	}
+	add("pull", r.Pull)
+	add("push", r.Push)
+
+	const width, rowH, left, right = 760, 26, 150, 110
+	height := 70 + (len(rate)+len(rss))*rowH + 60
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n",
+		html.EscapeString(fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs, %s", r.Meta.docsOrOne(), r.Meta.Date)))
+	y := 40
+	group := func(title, unit string, bars []bar) {
+		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y+14, html.EscapeString(title))
+		y += 22
+		max := 0.0
+		for _, br := range bars {
+			if br.value > max {
+				max = br.value
+			}
+		}
+		for _, br := range bars {
+			w := 0.0
+			if max > 0 {
+				w = br.value / max * float64(width-left-right)
+			}
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, left-8, y+16, html.EscapeString(br.label))
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`, left, y+3, w, rowH-6, br.color)
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(left)+w+6, y+16, html.EscapeString(fmt.Sprintf("%.0f %s", br.value, unit)))
+			y += rowH
+		}
+		y += 10
+	}
+	group("Throughput (higher is better)", "docs/s", rate)
+	group("Peak RSS of the replicating process (lower is better)", "MB", rss)
+	b.WriteString("</svg>\n")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}

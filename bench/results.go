@@ -1,0 +1,165 @@
+package main
+
+// Results is what one harness run measured; it is written as JSON.
+type Results struct {
+	Meta    Meta         `json:"meta"`
+	Dataset DatasetStats `json:"dataset"`
+	// LoadSeconds is the time to load the dataset into the source database.
+	LoadSeconds float64 `json:"load_seconds"`
+	// ServerRSS is the CouchDB-compatible server's resident memory after
+	// loading (0 for an external server).
+	ServerRSS int64 `json:"server_rss_bytes,omitempty"`
+
+	Pull        *Direction `json:"pull,omitempty"`
+	Push        *Direction `json:"push,omitempty"`
+	Noop        *Phase     `json:"noop_resync,omitempty"`
+	Incremental *Phase     `json:"incremental,omitempty"`
+
+	Ratios  Ratios   `json:"ratios"`
+	Targets []Target `json:"targets"`
+	// Checks lists the verifications that ran, and Errors what failed
+	// (a contender that failed leaves its figures out).
+	Checks []string `json:"checks"`
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Meta records where and how the run happened.
+type Meta struct {
+	Date          string  `json:"date"`
+	Uname         string  `json:"uname"`
+	CPU           string  `json:"cpu"`
+	CPUs          int     `json:"cpus"`
+	GoVersion     string  `json:"go_version"`
+	NodeVersion   string  `json:"node_version"`
+	Commit        string  `json:"commit"`
+	Server        string  `json:"server"`
+	Seed          uint64  `json:"seed"`
+	Docs          int     `json:"docs"`
+	BigAttachment int64   `json:"big_attachment_bytes,omitempty"`
+	PouchAdapter  string  `json:"pouchdb_adapter"`
+	WallSeconds   float64 `json:"wall_seconds"`
+}
+
+// Direction holds one direction's contenders.
+type Direction struct {
+	Settee  *Measure `json:"settee,omitempty"`
+	PouchDB *Measure `json:"pouchdb,omitempty"`
+	// PullLimit or PushLimit, depending on the direction.
+	PullLimit *pullLimit `json:"pull_limit,omitempty"`
+	PushLimit *pushLimit `json:"push_limit,omitempty"`
+}
+
+// LimitSeconds returns the direction's limit time, or 0.
+func (d *Direction) LimitSeconds() float64 {
+	switch {
+	case d == nil:
+		return 0
+	case d.PullLimit != nil:
+		return d.PullLimit.Seconds
+	case d.PushLimit != nil:
+		return d.PushLimit.Seconds
+	}
+	return 0
+}
+
+// Measure is one contender's replication.
+type Measure struct {
+	// Seconds is the replication's own time, measured inside the process
+	// around the replicate call (process start-up excluded).
+	Seconds float64 `json:"seconds"`
+	// ProcessSeconds is the child process's whole life.
+	ProcessSeconds float64 `json:"process_seconds"`
+	Docs           int     `json:"docs"`
+	DocsPerSec     float64 `json:"docs_per_sec"`
+	// PeakRSS is the child process's peak resident set (wait4's Maxrss).
+	PeakRSS       int64  `json:"peak_rss_bytes"`
+	Requests      int64  `json:"requests"`
+	BytesSent     int64  `json:"bytes_sent"`
+	BytesReceived int64  `json:"bytes_received"`
+	DocsRead      int64  `json:"docs_read"`
+	DocsWritten   int64  `json:"docs_written"`
+	CPUProfile    string `json:"cpu_profile,omitempty"`
+}
+
+// Phase is a re-sync measured for each contender.
+type Phase struct {
+	// Changed is the number of documents edited on the source before the
+	// re-sync (0 for the no-op re-sync).
+	Changed int      `json:"changed"`
+	Settee  *Measure `json:"settee,omitempty"`
+	PouchDB *Measure `json:"pouchdb,omitempty"`
+}
+
+// Ratios are the comparisons the targets are stated in.
+type Ratios struct {
+	PullVsPouchDBDocsPerSec float64 `json:"pull_vs_pouchdb_docs_per_sec,omitempty"`
+	PullTimeVsLimit         float64 `json:"pull_time_vs_limit,omitempty"`
+	PushVsPouchDBDocsPerSec float64 `json:"push_vs_pouchdb_docs_per_sec,omitempty"`
+	PushTimeVsLimit         float64 `json:"push_time_vs_limit,omitempty"`
+	PullRSSVsPouchDB        float64 `json:"pull_rss_vs_pouchdb,omitempty"`
+	PushRSSVsPouchDB        float64 `json:"push_rss_vs_pouchdb,omitempty"`
+}
+
+// Target is one stated goal and whether this run met it.
+type Target struct {
+	Name     string  `json:"name"`
+	Goal     string  `json:"goal"`
+	Measured float64 `json:"measured"`
+	Unit     string  `json:"unit"`
+	Met      bool    `json:"met"`
+}
+
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// computeRatios fills Ratios and Targets from the measures.
+func (r *Results) computeRatios() {
+	r.Targets = nil
+	if p := r.Pull; p != nil && p.Settee != nil {
+		if p.PouchDB != nil {
+			r.Ratios.PullVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
+			r.Ratios.PullRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
+			r.addTarget("pull docs/s vs PouchDB", ">= 3x", r.Ratios.PullVsPouchDBDocsPerSec, "x", r.Ratios.PullVsPouchDBDocsPerSec >= 3)
+		}
+		if l := p.LimitSeconds(); l > 0 {
+			r.Ratios.PullTimeVsLimit = ratio(p.Settee.Seconds, l)
+			r.addTarget("pull time vs limit", "<= 1.5x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.5)
+		}
+		switch {
+		case r.Meta.BigAttachment > 0:
+			r.addTarget("pull peak RSS, big attachment", "<= 100 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 100<<20)
+		case r.Meta.Docs >= 1000000:
+			r.addTarget("pull peak RSS, 1M docs", "<= 150 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 150<<20)
+		}
+	}
+	if p := r.Push; p != nil && p.Settee != nil {
+		if p.PouchDB != nil {
+			r.Ratios.PushVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
+			r.Ratios.PushRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
+			r.addTarget("push docs/s vs PouchDB", ">= 3x", r.Ratios.PushVsPouchDBDocsPerSec, "x", r.Ratios.PushVsPouchDBDocsPerSec >= 3)
+		}
+		if l := p.LimitSeconds(); l > 0 {
+			r.Ratios.PushTimeVsLimit = ratio(p.Settee.Seconds, l)
+			r.addTarget("push time vs limit", "<= 1.5x", r.Ratios.PushTimeVsLimit, "x", r.Ratios.PushTimeVsLimit <= 1.5)
+		}
+		if r.Meta.BigAttachment > 0 {
+			r.addTarget("push peak RSS, big attachment", "<= 100 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 100<<20)
+		}
+	}
+	if n := r.Noop; n != nil && n.Settee != nil {
+		r.addTarget("no-op re-sync requests", "<= 5", float64(n.Settee.Requests), "requests", n.Settee.Requests <= 5)
+	}
+	if in := r.Incremental; in != nil && in.Settee != nil {
+		r.addTarget("incremental: docs fetched = changed", "= "+itoa(in.Changed), float64(in.Settee.DocsRead), "docs", in.Settee.DocsRead == int64(in.Changed))
+	}
+}
+
+func (r *Results) addTarget(name, goal string, v float64, unit string, met bool) {
+	r.Targets = append(r.Targets, Target{Name: name, Goal: goal, Measured: v, Unit: unit, Met: met})
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
