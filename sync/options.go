@@ -45,7 +45,8 @@ type Options struct {
 
 	// Retries is how many times a failed step (read a batch of changes,
 	// revs_diff, fetch, write, checkpoint) is retried after a transient
-	// error, on top of the request-level retries of the peer. Default 5.
+	// error, on top of the request-level retries of the peer. 0 means the
+	// default, 5; a negative value means no retry.
 	Retries int
 	// RetryDelay is the first backoff delay, doubled at each attempt with
 	// jitter up to MaxRetryDelay. Defaults 250 ms and 30 s. A continuous

@@ -241,6 +241,7 @@ func (r *replication) setState(st State, err error) {
 		return
 	}
 	r.state = st
+	r.updated = time.Now()
 	r.mu.Unlock()
 	r.emit(Event{Kind: EventState, Err: err})
 }
