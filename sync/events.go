@@ -79,3 +79,46 @@ type Status struct {
 	// Directions holds the push and pull statuses of a Sync.
 	Directions []Status
 }
+
+// eventJSON is the JSON shape of Event and Status, for the CLI and the
+// mobile layer: errors as strings, sequences as they came.
+type eventJSON struct {
+	Kind            EventKind       `json:"kind,omitempty"`
+	Replication     string          `json:"replication,omitempty"`
+	ReplicationID   string          `json:"replication_id,omitempty"`
+	State           State           `json:"state"`
+	Stats           Stats           `json:"stats"`
+	LastSeq         json.RawMessage `json:"last_seq,omitempty"`
+	CheckpointedSeq json.RawMessage `json:"checkpointed_seq,omitempty"`
+	Pending         int64           `json:"pending"`
+	Error           string          `json:"error,omitempty"`
+	DocID           string          `json:"doc_id,omitempty"`
+	DocRev          string          `json:"doc_rev,omitempty"`
+	Time            time.Time       `json:"time"`
+	Directions      []Status        `json:"directions,omitempty"`
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// MarshalJSON encodes the event with its error as a string.
+func (e Event) MarshalJSON() ([]byte, error) {
+	j := eventJSON{Kind: e.Kind, Replication: e.Replication, ReplicationID: e.ReplicationID, State: e.State,
+		Stats: e.Stats, LastSeq: e.LastSeq, CheckpointedSeq: e.CheckpointedSeq, Pending: e.Pending,
+		Error: errString(e.Err), Time: e.Time}
+	if e.Doc != nil {
+		j.DocID, j.DocRev = e.Doc.ID, e.Doc.Rev
+	}
+	return json.Marshal(j)
+}
+
+// MarshalJSON encodes the status with its error as a string.
+func (s Status) MarshalJSON() ([]byte, error) {
+	return json.Marshal(eventJSON{Replication: s.Replication, ReplicationID: s.ReplicationID, State: s.State,
+		Stats: s.Stats, LastSeq: s.LastSeq, CheckpointedSeq: s.CheckpointedSeq, Pending: s.Pending,
+		Error: errString(s.LastError), Time: s.Updated, Directions: s.Directions})
+}

@@ -161,8 +161,7 @@ func docSize(doc *couchdoc.Doc) int {
 func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writeUnit, ckpt chan<- struct{}) error {
 	tgt := r.opts.Target
 	for u := range in {
-		var res []couchdoc.DocResult
-		err := r.retry(ctx, func() (err error) { res, err = tgt.BulkDocs(ctx, u.docs); return err })
+		res, err := r.bulkDocs(ctx, u.docs)
 		if err != nil {
 			return peerErr("target", tgt, "bulk_docs", err)
 		}
@@ -181,4 +180,21 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 		r.release(s, u.b, ckpt)
 	}
 	return nil
+}
+
+// bulkDocs writes docs with retries; a request the target finds too large
+// (413) is split in halves.
+func (r *replication) bulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	var res []couchdoc.DocResult
+	err := r.retry(ctx, func() (err error) { res, err = r.opts.Target.BulkDocs(ctx, docs); return err })
+	if len(docs) > 1 && couchdoc.StatusOf(err) == http.StatusRequestEntityTooLarge {
+		half := len(docs) / 2
+		a, err := r.bulkDocs(ctx, docs[:half])
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.bulkDocs(ctx, docs[half:])
+		return append(a, b...), err
+	}
+	return res, err
 }

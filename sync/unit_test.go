@@ -281,3 +281,42 @@ func TestContinuousCancelAndResume(t *testing.T) {
 		t.Fatalf("status after stop: %+v", st)
 	}
 }
+
+func TestEventJSON(t *testing.T) {
+	e := Event{Kind: EventDocFailure, State: StateActive, LastSeq: json.RawMessage(`"12-abc"`), Pending: -1,
+		Err: couchdoc.ErrForbidden, Doc: &DocFailure{ID: "d", Rev: "1-a"}}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m["error"] != "forbidden: forbidden" || m["last_seq"] != "12-abc" || m["doc_id"] != "d" {
+		t.Fatalf("%s %v", b, err)
+	}
+}
+
+func TestBulkDocsTooLargeSplits(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 40)
+	tgt.fail = func(m string) error { return nil }
+	var calls atomic.Int32
+	big := &tooLargePeer{memPeer: tgt, max: 8, calls: &calls}
+	res, err := Replicate(context.Background(), Options{Source: src, Target: big, NoEmptyTargetShortcut: true})
+	if err != nil || res.Stats.DocsWritten != 40 || tgt.leafCount() != 40 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+type tooLargePeer struct {
+	*memPeer
+	max   int
+	calls *atomic.Int32
+}
+
+func (p *tooLargePeer) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	p.calls.Add(1)
+	if len(docs) > p.max {
+		return nil, couchdoc.ErrTooLarge
+	}
+	return p.memPeer.BulkDocs(ctx, docs)
+}
