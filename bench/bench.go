@@ -286,6 +286,7 @@ func (b *bench) settee(ctx context.Context, mode string, docs int, profile strin
 		return nil
 	}
 	m.CPUProfile = profile
+	b.setRate(m)
 	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
 	return m
 }
@@ -312,9 +313,19 @@ func (b *bench) pouch(ctx context.Context, mode, remote string, docs int) *Measu
 		b.fail("pouchdb "+mode, err)
 		return nil
 	}
+	b.setRate(m)
 	b.logf("pouchdb %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
 	return m
 }
+
+// setRate fills MBPerSec for a whole-dataset replication.
+func (b *bench) setRate(m *Measure) {
+	if m.Docs == b.ds.Count() && m.Seconds > 0 {
+		m.MBPerSec = mb(b.res.Dataset.payload()) / m.Seconds
+	}
+}
+
+func (s DatasetStats) payload() int64 { return s.BodyBytes + s.AttachmentBytes }
 
 func meta(cfg *config) Meta {
 	m := Meta{

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -173,11 +174,20 @@ func postBulk(ctx context.Context, dbURL string, body []byte) error {
 	return nil
 }
 
-// loadBig writes the big-attachment document: the document first, then
-// its attachment streamed with a standalone attachment PUT (inline base64
-// of a gigabyte does not fit in a JavaScript string).
+// bigInlineMax is the largest attachment sent inline in _bulk_docs: its
+// base64 must fit in one JavaScript string on pouchdb-server (V8 strings
+// stop at 512 MiB).
+const bigInlineMax = 256 << 20
+
+// loadBig writes the big-attachment document with a streamed _bulk_docs
+// (new_edits=false, attachment inline as base64, never held in memory)
+// when it fits in a JavaScript string, else the document first and then
+// its attachment with a standalone attachment PUT.
 func loadBig(ctx context.Context, ds *Dataset, dbURL string) (*loadResult, error) {
 	g := ds.Doc(0)
+	if g.Att.Size <= bigInlineMax {
+		return streamBulkDoc(ctx, g, dbURL)
+	}
 	res := &loadResult{}
 	start := time.Now()
 	var put struct {
@@ -211,4 +221,62 @@ func loadBig(ctx context.Context, ds *Dataset, dbURL string) (*loadResult, error
 	res.BytesSent = int64(len(body)) + g.Att.Size
 	res.Stats = DatasetStats{Docs: 1, Leaves: 1, Revisions: 2, Live: 1, Attachments: 1, AttachmentBytes: g.Att.Size, BodyBytes: int64(len(body))}
 	return res, nil
+}
+
+// streamBulkDoc sends one document with its attachment inline in a
+// _bulk_docs body generated on the fly.
+func streamBulkDoc(ctx context.Context, g *GenDoc, dbURL string) (*loadResult, error) {
+	pr, pw := io.Pipe()
+	go func() {
+		head := []byte(`{"new_edits":false,"docs":[`)
+		// Splice the attachment in before the entry's body members.
+		prefix := fmt.Sprintf(`{"_id":%q,"_rev":%q,"_revisions":{"start":%d,"ids":%s},"_attachments":{%q:{"content_type":%q,"data":"`,
+			g.ID, g.Leaves[0].Rev(), g.Leaves[0].Start, mustJSON(g.Leaves[0].IDs), g.Att.Name, g.Att.ContentType)
+		_, err := pw.Write(append(head, prefix...))
+		if err == nil {
+			enc := base64.NewEncoder(base64.StdEncoding, pw)
+			_, err = io.Copy(enc, g.Att.Reader())
+			if err == nil {
+				err = enc.Close()
+			}
+		}
+		if err == nil {
+			rest := []byte(`"}}`)
+			if body := g.Leaves[0].Body; len(body) > 2 {
+				rest = append(append(rest, ','), body[1:]...)
+			} else {
+				rest = append(rest, '}')
+			}
+			_, err = pw.Write(append(rest, "]}"...))
+		}
+		pw.CloseWithError(err)
+	}()
+	start := time.Now()
+	var results []struct {
+		ID     string `json:"id"`
+		Error  string `json:"error"`
+		Reason string `json:"reason"`
+	}
+	err := httpDo(ctx, http.MethodPost, dbURL+"/_bulk_docs", pr, "application/json", &results)
+	pr.CloseWithError(io.ErrClosedPipe)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range results {
+		if r.Error != "" {
+			return nil, fmt.Errorf("_bulk_docs: %s: %s: %s", r.ID, r.Error, r.Reason)
+		}
+	}
+	res := &loadResult{SendTime: time.Since(start), Requests: 1}
+	res.BytesSent = (g.Att.Size+2)/3*4 + int64(len(g.Leaves[0].Body))
+	res.Stats = DatasetStats{Docs: 1, Leaves: 1, Revisions: len(g.Leaves[0].IDs), Live: 1, Attachments: 1, AttachmentBytes: g.Att.Size, BodyBytes: int64(len(g.Leaves[0].Body))}
+	return res, nil
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }

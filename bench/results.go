@@ -71,6 +71,9 @@ type Measure struct {
 	ProcessSeconds float64 `json:"process_seconds"`
 	Docs           int     `json:"docs"`
 	DocsPerSec     float64 `json:"docs_per_sec"`
+	// MBPerSec is the dataset's bodies and attachment bytes per second
+	// (pull and push only).
+	MBPerSec float64 `json:"mb_per_sec,omitempty"`
 	// PeakRSS is the child process's peak resident set (wait4's Maxrss).
 	PeakRSS       int64  `json:"peak_rss_bytes"`
 	Requests      int64  `json:"requests"`

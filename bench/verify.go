@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 )
 
 // idRev is one _all_docs row: a document's winning revision.
@@ -63,6 +65,11 @@ func compareWinners(ctx context.Context, aURL, bURL string) error {
 }
 
 func diffWinners(want, got []idRev) error {
+	// CouchDB sorts by ICU collation, the local store may not: compare in
+	// byte order.
+	byID := func(a, b idRev) int { return strings.Compare(a.ID, b.ID) }
+	slices.SortFunc(want, byID)
+	slices.SortFunc(got, byID)
 	diffs := 0
 	var first string
 	i, j := 0, 0
