@@ -1,0 +1,315 @@
+package localdb
+
+import (
+	"context"
+	"crypto/md5"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// chunkSize is the size of one stored piece of attachment content.
+const chunkSize = 256 << 10
+
+// inlineMax is the largest attachment returned inline (Data) by reads with
+// attachments; larger ones come as a lazily opened Body.
+const inlineMax = 64 << 10
+
+// storedAtt is one attachment of a stored revision.
+type storedAtt struct {
+	Name        string
+	ContentType string
+	Digest      string
+	Length      int64
+	RevPos      int
+}
+
+func (a *storedAtt) stub() *couchdoc.Attachment {
+	return &couchdoc.Attachment{Name: a.Name, ContentType: a.ContentType, Digest: a.Digest, Length: a.Length, RevPos: a.RevPos, Stub: true}
+}
+
+func md5Digest(h hash.Hash) string {
+	return "md5-" + base64.StdEncoding.EncodeToString(h.Sum(nil))
+}
+
+// checkDigest compares a stated digest with the computed one. Only md5
+// digests can be checked; others are replaced by ours.
+func checkDigest(stated, got string) bool {
+	return stated == "" || !strings.HasPrefix(stated, "md5-") || stated == got
+}
+
+// writeContent stores an attachment's bytes once per digest, in chunks, and
+// returns the digest and length. Streamed bodies are hashed while written;
+// a stated digest or length (wantLen >= 0) that does not match gives
+// ErrDigestMismatch and leaves no content behind.
+func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64) (string, int64, error) {
+	if a.Body == nil {
+		h := md5.New()
+		h.Write(a.Data)
+		d := md5Digest(h)
+		if !checkDigest(a.Digest, d) || (wantLen >= 0 && wantLen != int64(len(a.Data))) {
+			return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
+		}
+		if ok, err := w.haveContent(d); err != nil || ok {
+			return d, int64(len(a.Data)), err
+		}
+		for i := 0; i*chunkSize < len(a.Data) || i == 0; i++ {
+			end := min((i+1)*chunkSize, len(a.Data))
+			if _, err := w.exec(qInsertChunk, d, i, a.Data[i*chunkSize:end]); err != nil {
+				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
+			}
+		}
+		_, err := w.exec(qInsertContent, d, len(a.Data))
+		return d, int64(len(a.Data)), err
+	}
+	// Streamed: write under a temporary key, then rename to the digest.
+	known := false
+	if strings.HasPrefix(a.Digest, "md5-") {
+		ok, err := w.haveContent(a.Digest)
+		if err != nil {
+			return "", 0, err
+		}
+		known = ok // only hash the stream to check it
+	}
+	tmp := "tmp-" + newUUID()
+	h := md5.New()
+	buf := make([]byte, chunkSize)
+	var n int64
+	for i := 0; ; i++ {
+		if err := w.ctx.Err(); err != nil {
+			return "", 0, err
+		}
+		k, err := io.ReadFull(a.Body, buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			n += int64(k)
+			if !known {
+				if _, err := w.exec(qInsertChunk, tmp, i, buf[:k]); err != nil {
+					return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
+				}
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			w.exec(qDeleteChunks, tmp)
+			return "", 0, fmt.Errorf("read attachment %q: %w", a.Name, err)
+		}
+	}
+	d := md5Digest(h)
+	if !checkDigest(a.Digest, d) || (wantLen >= 0 && wantLen != n) {
+		if !known {
+			if _, err := w.exec(qDeleteChunks, tmp); err != nil {
+				return "", 0, err
+			}
+		}
+		return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
+	}
+	if known {
+		return d, n, nil
+	}
+	ok, err := w.haveContent(d)
+	if err != nil {
+		return "", 0, err
+	}
+	if ok {
+		_, err = w.exec(qDeleteChunks, tmp)
+		return d, n, err
+	}
+	if n == 0 {
+		if _, err := w.exec(qInsertEmptyChunk, d); err != nil {
+			return "", 0, err
+		}
+	} else if _, err := w.exec(qRenameChunks, d, tmp); err != nil {
+		return "", 0, err
+	}
+	_, err = w.exec(qInsertContent, d, n)
+	return d, n, err
+}
+
+func (w *wtx) haveContent(digest string) (bool, error) {
+	var one int
+	err := w.queryRow(qHaveContent, digest).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// revAtts reads the attachments of every stored revision of a document, by
+// revision id.
+func (w *wtx) revAtts(docID int64) (map[string]map[string]*storedAtt, error) {
+	s, err := w.stmt(qRevAtts)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.QueryContext(w.ctx, docID)
+	if err != nil {
+		return nil, err
+	}
+	return scanRevAtts(rows)
+}
+
+func scanRevAtts(rows *sql.Rows) (map[string]map[string]*storedAtt, error) {
+	defer rows.Close()
+	out := make(map[string]map[string]*storedAtt)
+	for rows.Next() {
+		var rev string
+		a := &storedAtt{}
+		if err := rows.Scan(&rev, &a.Name, &a.Digest, &a.ContentType, &a.Length, &a.RevPos); err != nil {
+			return nil, err
+		}
+		if out[rev] == nil {
+			out[rev] = make(map[string]*storedAtt)
+		}
+		out[rev][a.Name] = a
+	}
+	return out, rows.Err()
+}
+
+// resolveAtts turns a document's attachments into stored ones: stubs are
+// looked up in candidates (nearest first: for a local edit the parent
+// revision, for a replicated one the stored ancestors), and bytes are
+// stored. revpos of new bytes is gen unless replicated with its own.
+func (w *wtx) resolveAtts(atts map[string]*couchdoc.Attachment, candidates []map[string]*storedAtt, gen int, replicated bool) ([]*storedAtt, error) {
+	if len(atts) == 0 {
+		return nil, nil
+	}
+	out := make([]*storedAtt, 0, len(atts))
+	// Stubs first, so a missing stub fails before any byte is stored.
+	for name, a := range atts {
+		if !a.Stub {
+			if a.Data == nil && a.Body == nil {
+				return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "attachment %q has no data", name)
+			}
+			continue
+		}
+		var found *storedAtt
+		for _, c := range candidates {
+			if s := c[name]; s != nil && (!replicated || a.Digest == "" || s.Digest == a.Digest) {
+				found = s
+				break
+			}
+		}
+		if found == nil && replicated && a.Digest != "" {
+			// Any revision holding the same content under that name.
+			for _, c := range candidates {
+				for _, s := range c {
+					if s.Digest == a.Digest {
+						found = &storedAtt{Name: name, ContentType: s.ContentType, Digest: s.Digest, Length: s.Length, RevPos: s.RevPos}
+						break
+					}
+				}
+			}
+		}
+		if found == nil {
+			return nil, couchdoc.Errorf(couchdoc.ErrMissingStub, "Invalid attachment stub in document for %q", name)
+		}
+		sa := *found
+		sa.Name = name
+		if replicated && a.RevPos > 0 {
+			sa.RevPos = a.RevPos
+		}
+		out = append(out, &sa)
+	}
+	for name, a := range atts {
+		if a.Stub {
+			continue
+		}
+		wantLen := int64(-1)
+		if a.Body != nil && a.Length > 0 {
+			wantLen = a.Length
+		}
+		d, n, err := w.writeContent(a, wantLen)
+		if err != nil {
+			return nil, err
+		}
+		ct := a.ContentType
+		if ct == "" {
+			ct = "application/octet-stream"
+		}
+		rp := gen
+		if replicated && a.RevPos > 0 {
+			rp = a.RevPos
+		}
+		out = append(out, &storedAtt{Name: name, ContentType: ct, Digest: d, Length: n, RevPos: rp})
+	}
+	return out, nil
+}
+
+// attReader streams one attachment's content chunk by chunk from the read
+// pool; it holds no transaction between chunks.
+type attReader struct {
+	ctx    context.Context
+	db     *DB
+	digest string
+	idx    int
+	buf    []byte
+	done   bool
+	closed bool
+}
+
+func (r *attReader) Read(p []byte) (int, error) {
+	if r.closed {
+		return 0, errors.New("localdb: read of a closed attachment")
+	}
+	for len(r.buf) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		var data []byte
+		err := r.db.reader.QueryRowContext(r.ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", r.digest, r.idx).Scan(&data)
+		if errors.Is(err, sql.ErrNoRows) {
+			r.done = true
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("read attachment chunk: %w", err)
+		}
+		r.idx++
+		r.buf = data
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (r *attReader) Close() error {
+	r.closed = true
+	r.buf = nil
+	return nil
+}
+
+// readAllContent reads small content whole.
+func (db *DB) readAllContent(ctx context.Context, q querier, digest string) ([]byte, error) {
+	rows, err := q.QueryContext(ctx, "SELECT data FROM att_chunks WHERE digest = ? ORDER BY idx", digest)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []byte
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	if out == nil {
+		out = []byte{}
+	}
+	return out, rows.Err()
+}
+
+// querier is what reads need of a *sql.Tx or *sql.DB.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}

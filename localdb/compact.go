@@ -1,0 +1,83 @@
+package localdb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/settee/settee/localdb/revtree"
+)
+
+// Compact drops the bodies of revisions that are not leaves and the
+// attachment content no revision references any more, in small write
+// transactions so other writers are not held up for long. The revision
+// trees (ids and history) are kept.
+func (db *DB) Compact(ctx context.Context) error {
+	cursor := int64(0)
+	for {
+		var n int
+		err := db.update(ctx, func(w *wtx) error {
+			rows, err := w.tx.QueryContext(ctx, "SELECT doc_id, tree FROM docs WHERE doc_id > ? ORDER BY doc_id LIMIT ?", cursor, changesPage)
+			if err != nil {
+				return err
+			}
+			type item struct {
+				docID int64
+				tree  []byte
+			}
+			var items []item
+			for rows.Next() {
+				var it item
+				if err := rows.Scan(&it.docID, &it.tree); err != nil {
+					rows.Close()
+					return err
+				}
+				items = append(items, it)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			n = len(items)
+			for _, it := range items {
+				cursor = it.docID
+				t, err := revtree.Unmarshal(it.tree)
+				if err != nil {
+					return fmt.Errorf("compact doc %d: %w", it.docID, err)
+				}
+				have, err := storedRevs(ctx, w.tx, it.docID)
+				if err != nil {
+					return err
+				}
+				leaves := make(map[string]bool)
+				for _, l := range t.Leaves() {
+					leaves[t.Nodes[l].Rev.String()] = true
+				}
+				for r := range have {
+					if !leaves[r] {
+						if _, err := w.exec(qDeleteRev, it.docID, r); err != nil {
+							return err
+						}
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("compact: %w", err)
+		}
+		if n < changesPage {
+			break
+		}
+	}
+	err := db.update(ctx, func(w *wtx) error {
+		if _, err := w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest NOT IN (SELECT digest FROM rev_atts)"); err != nil {
+			return err
+		}
+		_, err := w.tx.ExecContext(ctx, "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content)")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("compact attachments: %w", err)
+	}
+	return nil
+}

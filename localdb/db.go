@@ -1,0 +1,244 @@
+// Package localdb is Settee's local revision store: CouchDB's document
+// model (revision trees, conflicts, tombstones, attachments, local docs and
+// a changes feed) on a SQLite file.
+//
+// A DB is safe for concurrent use. Writes go through one writer connection
+// (one SQLite transaction per batch); reads use a pool of read-only
+// connections that, thanks to WAL, never wait for the writer.
+package localdb
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+
+	"github.com/jmoiron/sqlx"
+	_ "modernc.org/sqlite" // the SQLite driver
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// DefaultRevsLimit is CouchDB's default _revs_limit.
+const DefaultRevsLimit = 1000
+
+// ErrClosed is returned by calls on a closed DB.
+var ErrClosed = errors.New("localdb: database is closed")
+
+// DB is an open database file.
+type DB struct {
+	path   string
+	uuid   string
+	writer *sqlx.DB // one connection, BEGIN IMMEDIATE
+	reader *sqlx.DB // read-only pool
+
+	wmu   gosync.Mutex // serialises write transactions and the stmt cache
+	stmts map[string]*sql.Stmt
+
+	revsLimit atomic.Int64
+	updateSeq atomic.Int64
+
+	nmu    gosync.Mutex
+	notify chan struct{} // closed and replaced on every commit that changes the feed
+
+	lmu    gosync.Mutex
+	closed bool
+	active gosync.WaitGroup
+}
+
+func dsn(path string, extra string) string {
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)" + extra
+}
+
+// Open opens the database file at path, creating it (with a new UUID) if it
+// does not exist, and brings its schema up to date. A file written by a
+// newer version of Settee gives an error.
+func Open(path string, opts *Options) (*DB, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	readConns := opts.ReadConns
+	if readConns <= 0 {
+		readConns = 4
+	}
+	w, err := sqlx.Open("sqlite", dsn(path, "&_txlock=immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{})}
+	ctx := context.Background()
+	if err := db.init(ctx, opts); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := sqlx.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(readConns)
+	r.SetMaxIdleConns(readConns)
+	db.reader = r
+	return db, nil
+}
+
+func (db *DB) init(ctx context.Context, opts *Options) error {
+	var mode string
+	if err := db.writer.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
+		return fmt.Errorf("set WAL: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal_mode is %q, want wal", mode)
+	}
+	if err := migrate(ctx, db.writer.DB); err != nil {
+		return err
+	}
+	for _, q := range writeQueries {
+		s, err := db.writer.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		db.stmts[q] = s
+	}
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key='uuid'").Scan(&db.uuid)
+	if errors.Is(err, sql.ErrNoRows) {
+		db.uuid = newUUID()
+		_, err = tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('uuid', ?)", db.uuid)
+	}
+	if err != nil {
+		return fmt.Errorf("read uuid: %w", err)
+	}
+	var limit string
+	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key='revs_limit'").Scan(&limit)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		n := opts.RevsLimit
+		if n <= 0 {
+			n = DefaultRevsLimit
+		}
+		db.revsLimit.Store(int64(n))
+		_, err = tx.ExecContext(ctx, "INSERT INTO meta(key, value) VALUES ('revs_limit', ?)", strconv.Itoa(n))
+	case err == nil:
+		n, perr := strconv.Atoi(limit)
+		if perr != nil || n <= 0 {
+			return fmt.Errorf("bad revs_limit %q in file", limit)
+		}
+		db.revsLimit.Store(int64(n))
+		if opts.RevsLimit > 0 && opts.RevsLimit != n {
+			db.revsLimit.Store(int64(opts.RevsLimit))
+			_, err = tx.ExecContext(ctx, "UPDATE meta SET value=? WHERE key='revs_limit'", strconv.Itoa(opts.RevsLimit))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("read revs_limit: %w", err)
+	}
+	var seq int64
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM docs").Scan(&seq); err != nil {
+		return err
+	}
+	db.updateSeq.Store(seq)
+	return tx.Commit()
+}
+
+func newUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return fmt.Sprintf("%x", b[:])
+}
+
+// enter registers a call in flight; it fails once Close has begun.
+func (db *DB) enter() error {
+	db.lmu.Lock()
+	defer db.lmu.Unlock()
+	if db.closed {
+		return ErrClosed
+	}
+	db.active.Add(1)
+	return nil
+}
+
+func (db *DB) leave() { db.active.Done() }
+
+// Close waits for the calls in flight, then closes the file. Later calls
+// return ErrClosed. Closing twice is a no-op.
+func (db *DB) Close() error {
+	db.lmu.Lock()
+	if db.closed {
+		db.lmu.Unlock()
+		return nil
+	}
+	db.closed = true
+	db.lmu.Unlock()
+	db.active.Wait()
+	db.nmu.Lock()
+	close(db.notify) // wake waiters so they see ErrClosed
+	db.notify = make(chan struct{})
+	db.nmu.Unlock()
+	var errs []error
+	db.wmu.Lock()
+	for _, s := range db.stmts {
+		errs = append(errs, s.Close())
+	}
+	db.stmts = nil
+	db.wmu.Unlock()
+	errs = append(errs, db.reader.Close(), db.writer.Close())
+	return errors.Join(errs...)
+}
+
+// UUID returns the database's persistent unique id, made when the file was
+// created.
+func (db *DB) UUID() string { return db.uuid }
+
+// Path returns the file's path as given to Open.
+func (db *DB) Path() string { return db.path }
+
+// RevsLimit returns how many revisions of history a document keeps.
+func (db *DB) RevsLimit() int { return int(db.revsLimit.Load()) }
+
+// SetRevsLimit changes and persists the revs limit; documents are stemmed to
+// it on their next write, as in CouchDB. n must be positive.
+func (db *DB) SetRevsLimit(ctx context.Context, n int) error {
+	if n <= 0 {
+		return couchdoc.Errorf(couchdoc.ErrBadRequest, "revs_limit must be a positive integer")
+	}
+	return db.update(ctx, func(w *wtx) error {
+		if _, err := w.exec(qSetRevsLimit, strconv.Itoa(n)); err != nil {
+			return err
+		}
+		db.revsLimit.Store(int64(n))
+		return nil
+	})
+}
+
+// Info returns the document counts, update sequence and UUID.
+func (db *DB) Info(ctx context.Context) (*Info, error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
+	info := &Info{UUID: db.uuid}
+	err := db.reader.QueryRowContext(ctx, `SELECT
+		COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0), COALESCE(MAX(seq), 0) FROM docs`).
+		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq)
+	if err != nil {
+		return nil, fmt.Errorf("info: %w", err)
+	}
+	return info, nil
+}

@@ -1,0 +1,143 @@
+package localdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/settee/settee/localdb/revtree"
+)
+
+// CheckInvariants verifies the store's structure, for tests: every tree
+// decodes and is well formed, each document's stored winner, deleted and
+// conflicted flags agree with its tree, every leaf has a body and every
+// body belongs to a revision of the tree, sequences are unique and not
+// above the update sequence, and every attachment's content is stored
+// whole. It reads one snapshot.
+func (db *DB) CheckInvariants(ctx context.Context) error {
+	return db.readTx(ctx, func(tx *sql.Tx) error {
+		var errs []error
+		rows, err := tx.QueryContext(ctx, "SELECT doc_id, id, seq, winner, deleted, conflicted, tree FROM docs")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		type doc struct {
+			id   string
+			tree *revtree.Tree
+		}
+		docs := make(map[int64]doc)
+		seqs := make(map[int64]bool)
+		var maxSeq int64
+		for rows.Next() {
+			var docID, seq int64
+			var id, winner string
+			var deleted, conflicted bool
+			var enc []byte
+			if err := rows.Scan(&docID, &id, &seq, &winner, &deleted, &conflicted, &enc); err != nil {
+				return err
+			}
+			if seqs[seq] {
+				errs = append(errs, fmt.Errorf("seq %d used twice", seq))
+			}
+			seqs[seq] = true
+			maxSeq = max(maxSeq, seq)
+			t, err := revtree.Unmarshal(enc)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("doc %q: %w", id, err))
+				continue
+			}
+			docs[docID] = doc{id, t}
+			leaves := t.Leaves()
+			if len(leaves) == 0 {
+				errs = append(errs, fmt.Errorf("doc %q: empty tree", id))
+				continue
+			}
+			w := t.Nodes[leaves[0]]
+			if w.Rev.String() != winner || w.Deleted != deleted {
+				errs = append(errs, fmt.Errorf("doc %q: stored winner %s (deleted %v), tree says %s (deleted %v)", id, winner, deleted, w.Rev, w.Deleted))
+			}
+			c := false
+			for _, l := range leaves[1:] {
+				c = c || !t.Nodes[l].Deleted
+			}
+			if c != conflicted {
+				errs = append(errs, fmt.Errorf("doc %q: conflicted flag %v, tree says %v", id, conflicted, c))
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		rows.Close()
+		if s := db.updateSeq.Load(); maxSeq > s {
+			errs = append(errs, fmt.Errorf("max seq %d above update seq %d", maxSeq, s))
+		}
+		// Bodies: each belongs to a tree node; each leaf has one.
+		have := make(map[int64]map[string]bool)
+		brows, err := tx.QueryContext(ctx, "SELECT doc_id, rev FROM revs")
+		if err != nil {
+			return err
+		}
+		defer brows.Close()
+		for brows.Next() {
+			var docID int64
+			var rev string
+			if err := brows.Scan(&docID, &rev); err != nil {
+				return err
+			}
+			d, ok := docs[docID]
+			if !ok {
+				errs = append(errs, fmt.Errorf("body %s of unknown doc %d", rev, docID))
+				continue
+			}
+			r, err := revtree.ParseRev(rev)
+			if err != nil || d.tree.Find(r) < 0 {
+				errs = append(errs, fmt.Errorf("doc %q: body of %s, which is not in its tree", d.id, rev))
+			}
+			if have[docID] == nil {
+				have[docID] = make(map[string]bool)
+			}
+			have[docID][rev] = true
+		}
+		if err := brows.Err(); err != nil {
+			return err
+		}
+		for docID, d := range docs {
+			for _, l := range d.tree.Leaves() {
+				if !have[docID][d.tree.Nodes[l].Rev.String()] {
+					errs = append(errs, fmt.Errorf("doc %q: leaf %s has no body", d.id, d.tree.Nodes[l].Rev))
+				}
+			}
+		}
+		// Attachments: referenced content exists and is whole.
+		var bad int
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_content c
+			WHERE c.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = c.digest), -1)`).Scan(&bad)
+		if err != nil {
+			return err
+		}
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("%d attachment contents do not match their length", bad))
+		}
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rev_atts a LEFT JOIN att_content c ON c.digest = a.digest
+			WHERE c.digest IS NULL OR c.length != a.length`).Scan(&bad)
+		if err != nil {
+			return err
+		}
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("%d attachment references do not resolve", bad))
+		}
+		var fk int
+		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&fk); err != nil {
+			return err
+		}
+		if fk > 0 {
+			errs = append(errs, fmt.Errorf("%d foreign key violations", fk))
+		}
+		if errs != nil {
+			return fmt.Errorf("localdb invariants: %w", errors.Join(errs...))
+		}
+		return nil
+	})
+}

@@ -1,0 +1,111 @@
+package localdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// Local documents (_local/...) are stored apart: never in the changes feed,
+// never replicated, not counted. Their revisions are "0-N".
+
+func localRevNum(rev string) (int64, bool) {
+	if !strings.HasPrefix(rev, "0-") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rev[2:], 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// GetLocal returns a local document (id with its "_local/" prefix), or
+// ErrNotFound.
+func (db *DB) GetLocal(ctx context.Context, id string) (*couchdoc.Doc, error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
+	if !couchdoc.IsLocalID(id) {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "not a local document id: %q", id)
+	}
+	var rev int64
+	var body []byte
+	err := db.reader.QueryRowContext(ctx, "SELECT rev, body FROM local_docs WHERE id = ?", id).Scan(&rev, &body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %q: %w", id, err)
+	}
+	return &couchdoc.Doc{ID: id, Rev: "0-" + strconv.FormatInt(rev, 10), Body: body}, nil
+}
+
+// PutLocal writes a local document; doc.Rev must be its current "0-N" (or
+// "" when it does not exist), else ErrConflict. doc.Deleted deletes it.
+func (db *DB) PutLocal(ctx context.Context, doc *couchdoc.Doc) (string, error) {
+	var rev string
+	err := db.update(ctx, func(w *wtx) error {
+		var err error
+		rev, err = w.putLocal(doc)
+		return err
+	})
+	return rev, err
+}
+
+// DeleteLocal deletes a local document at its current rev.
+func (db *DB) DeleteLocal(ctx context.Context, id, rev string) error {
+	_, err := db.PutLocal(ctx, &couchdoc.Doc{ID: id, Rev: rev, Deleted: true})
+	return err
+}
+
+func (w *wtx) putLocal(doc *couchdoc.Doc) (string, error) {
+	if !couchdoc.IsLocalID(doc.ID) || len(doc.ID) == len(couchdoc.LocalPrefix) {
+		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "bad local document id %q", doc.ID)
+	}
+	body, err := normBody(doc.Body)
+	if err != nil {
+		return "", err
+	}
+	var cur int64
+	err = w.queryRow(qLocalRev, doc.ID).Scan(&cur)
+	exists := err == nil
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	if doc.Rev != "" {
+		n, ok := localRevNum(doc.Rev)
+		if !ok {
+			if _, _, perr := couchdoc.ParseRev(doc.Rev); perr != nil {
+				return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format")
+			}
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+		}
+		if !exists || n != cur {
+			if doc.Deleted && !exists {
+				return "", couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+			}
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+		}
+	} else if exists {
+		return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+	}
+	if doc.Deleted {
+		if !exists {
+			return "", couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+		}
+		if _, err := w.exec(qDeleteLocal, doc.ID); err != nil {
+			return "", err
+		}
+		return "0-0", nil
+	}
+	next := cur + 1
+	if _, err := w.exec(qUpsertLocal,
+		doc.ID, next, body); err != nil {
+		return "", err
+	}
+	return "0-" + strconv.FormatInt(next, 10), nil
+}

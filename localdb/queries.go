@@ -1,0 +1,47 @@
+package localdb
+
+// The writer's statements, prepared once when the database opens (the
+// writer has a single connection, so nothing can be prepared while a write
+// transaction holds it).
+const (
+	qDeleteChunks     = "DELETE FROM att_chunks WHERE digest = ?"
+	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
+	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
+	qHaveBody         = "SELECT 1 FROM revs WHERE doc_id = ? AND rev = ?"
+	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ?"
+	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, ?, ?)"
+	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?)"
+	qInsertDoc        = "INSERT INTO docs (id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?)"
+	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
+	qInsertRev        = "INSERT INTO revs (doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos) VALUES (?, ?, ?, ?, ?, ?)"
+	qLoadDoc          = "SELECT doc_id, tree FROM docs WHERE id = ?"
+	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
+	qRenameChunks     = "UPDATE att_chunks SET digest = ? WHERE digest = ?"
+	qSetRevsLimit     = "UPDATE meta SET value=? WHERE key='revs_limit'"
+	qUpdateDoc        = "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ? WHERE doc_id = ?"
+	qUpsertLocal      = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
+	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos
+		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row WHERE r.doc_id = ?`
+)
+
+var writeQueries = []string{
+	qDeleteChunks,
+	qDeleteLocal,
+	qDeleteRev,
+	qHaveBody,
+	qHaveContent,
+	qInsertChunk,
+	qInsertContent,
+	qInsertDoc,
+	qInsertEmptyChunk,
+	qInsertRev,
+	qInsertRevAtt,
+	qLoadDoc,
+	qLocalRev,
+	qRenameChunks,
+	qSetRevsLimit,
+	qUpdateDoc,
+	qUpsertLocal,
+	qRevAtts,
+}

@@ -1,0 +1,187 @@
+package localdb_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+func TestReplicatedConflictsAndWinner(t *testing.T) {
+	db := open(t)
+	repl(t, db, "d", false, `{"v":1}`, "1-a")
+	repl(t, db, "d", false, `{"v":2}`, "2-b", "1-a")
+	repl(t, db, "d", false, `{"v":3}`, "2-c", "1-a")
+	repl(t, db, "d", true, `{}`, "3-d", "2-c", "1-a")
+	// Live 2-b beats the deleted 3-d.
+	doc, err := db.Get(bg, "d", localdb.GetOptions{Conflicts: true, DeletedConflicts: true, Revs: true, RevsInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rev != "2-b" || doc.Conflicts != nil || !reflect.DeepEqual(doc.DeletedConflicts, []string{"3-d"}) {
+		t.Fatalf("winner %s conflicts %v deleted %v", doc.Rev, doc.Conflicts, doc.DeletedConflicts)
+	}
+	if doc.Revisions.Start != 2 || !reflect.DeepEqual(doc.Revisions.IDs, []string{"b", "a"}) {
+		t.Fatalf("revisions %+v", doc.Revisions)
+	}
+	// 1-a was stored with a body, so it is available.
+	if !reflect.DeepEqual(doc.RevsInfo, []couchdoc.RevInfo{{Rev: "2-b", Status: "available"}, {Rev: "1-a", Status: "available"}}) {
+		t.Fatalf("revs_info %+v", doc.RevsInfo)
+	}
+	repl(t, db, "d", false, `{"v":4}`, "2-e", "1-a")
+	doc, _ = db.Get(bg, "d", localdb.GetOptions{Conflicts: true})
+	if doc.Rev != "2-e" || !reflect.DeepEqual(doc.Conflicts, []string{"2-b"}) {
+		t.Fatalf("winner %s conflicts %v", doc.Rev, doc.Conflicts)
+	}
+	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"2-e", "2-b", "3-d"}) {
+		t.Fatalf("leaves %v", got)
+	}
+	var conflicted []string
+	db.Conflicts(bg, func(id string) error { conflicted = append(conflicted, id); return nil })
+	if !reflect.DeepEqual(conflicted, []string{"d"}) {
+		t.Fatalf("conflicts %v", conflicted)
+	}
+	// Local edit of a losing leaf is allowed (it is a leaf).
+	r := put(t, db, "d", "2-b", `{"v":5}`)
+	if r[:2] != "3-" {
+		t.Fatalf("rev %s", r)
+	}
+}
+
+func TestReplicatedIdempotentAndAncestorsById(t *testing.T) {
+	db := open(t)
+	repl(t, db, "d", false, `{"v":3}`, "3-c", "2-b", "1-a")
+	info, _ := db.Info(bg)
+	repl(t, db, "d", false, `{"v":3}`, "3-c", "2-b", "1-a")
+	repl(t, db, "d", false, `{"v":3}`, "3-c")
+	info2, _ := db.Info(bg)
+	if info.UpdateSeq != info2.UpdateSeq {
+		t.Fatalf("re-insert made a new seq: %d -> %d", info.UpdateSeq, info2.UpdateSeq)
+	}
+	// 2-b is known only by id.
+	_, err := db.Get(bg, "d", localdb.GetOptions{Rev: "2-b"})
+	wantErr(t, err, couchdoc.ErrNotFound)
+	doc, _ := db.Get(bg, "d", localdb.GetOptions{RevsInfo: true})
+	want := []couchdoc.RevInfo{{Rev: "3-c", Status: "available"}, {Rev: "2-b", Status: "missing"}, {Rev: "1-a", Status: "missing"}}
+	if !reflect.DeepEqual(doc.RevsInfo, want) {
+		t.Fatalf("revs_info %+v", doc.RevsInfo)
+	}
+	ors, err := db.OpenRevs(bg, "d", []string{"3-c", "2-b", "9-f"}, localdb.GetOptions{Revs: true})
+	if err != nil || len(ors) != 3 || ors[0].Doc == nil || ors[1].Missing != "2-b" || ors[2].Missing != "9-f" {
+		t.Fatalf("open_revs %+v %v", ors, err)
+	}
+	// latest: 2-b resolves to its leaf 3-c.
+	ors, _ = db.OpenRevs(bg, "d", []string{"2-b"}, localdb.GetOptions{Latest: true})
+	if len(ors) != 1 || ors[0].Doc == nil || ors[0].Doc.Rev != "3-c" {
+		t.Fatalf("latest %+v", ors)
+	}
+	ors, _ = db.OpenRevs(bg, "nodoc", []string{"1-a"}, localdb.GetOptions{})
+	if len(ors) != 1 || ors[0].Missing != "1-a" {
+		t.Fatalf("missing doc %+v", ors)
+	}
+	_, err = db.OpenRevs(bg, "nodoc", nil, localdb.GetOptions{})
+	wantErr(t, err, couchdoc.ErrNotFound)
+}
+
+func TestReplicatedPartialOverlapAndStemmed(t *testing.T) {
+	db := open(t)
+	repl(t, db, "d", false, `{}`, "5-e", "4-d")               // stemmed history
+	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a") // longer history extends it
+	repl(t, db, "d", false, `{}`, "7-9a", "6-f", "5-e", "4-d") // overlaps partially
+	repl(t, db, "d", false, `{}`, "3-9b", "2-b", "1-a")        // a branch low down
+	doc, err := db.Get(bg, "d", localdb.GetOptions{Revs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rev != "7-9a" || doc.Revisions.Start != 7 || len(doc.Revisions.IDs) != 7 {
+		t.Fatalf("doc %s revisions %+v", doc.Rev, doc.Revisions)
+	}
+	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"7-9a", "3-9b"}) {
+		t.Fatalf("leaves %v", got)
+	}
+}
+
+func TestReplicatedBadInputChangesNothing(t *testing.T) {
+	db := open(t)
+	docs := []*couchdoc.Doc{
+		{ID: "a", Rev: "2-b", Revisions: &couchdoc.Revisions{Start: 3, IDs: []string{"b", "a"}}},
+		{ID: "b", Rev: "2-b", Revisions: &couchdoc.Revisions{Start: 2, IDs: []string{"c", "a"}}},
+		{ID: "c", Rev: "bogus"},
+		{ID: "d"},
+		{ID: "ok", Rev: "1-a"},
+	}
+	res, err := db.BulkDocs(bg, docs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res[:4] {
+		if r.Error != "bad_request" {
+			t.Errorf("doc %d: %+v", i, r)
+		}
+	}
+	if !res[4].OK || res[4].Rev != "1-a" {
+		t.Errorf("good doc: %+v", res[4])
+	}
+	info, _ := db.Info(bg)
+	if info.DocCount != 1 || info.UpdateSeq != 1 {
+		t.Fatalf("info %+v", info)
+	}
+}
+
+func TestRevsLimitStems(t *testing.T) {
+	db := open(t)
+	if err := db.SetRevsLimit(bg, 3); err != nil {
+		t.Fatal(err)
+	}
+	rev := ""
+	for i := 0; i < 6; i++ {
+		rev = put(t, db, "d", rev, fmt.Sprintf(`{"i":%d}`, i))
+	}
+	doc, _ := db.Get(bg, "d", localdb.GetOptions{Revs: true})
+	if doc.Revisions.Start != 6 || len(doc.Revisions.IDs) != 3 {
+		t.Fatalf("revisions %+v", doc.Revisions)
+	}
+	// A long replicated history is stemmed too.
+	hist := []string{}
+	for g := 10; g >= 1; g-- {
+		hist = append(hist, fmt.Sprintf("%d-%x", g, g))
+	}
+	repl(t, db, "e", false, `{}`, hist...)
+	doc, _ = db.Get(bg, "e", localdb.GetOptions{Revs: true})
+	if doc.Revisions.Start != 10 || len(doc.Revisions.IDs) != 3 {
+		t.Fatalf("revisions %+v", doc.Revisions)
+	}
+	if db.RevsLimit() != 3 {
+		t.Fatal("revs limit")
+	}
+}
+
+func TestRevsDiff(t *testing.T) {
+	db := open(t)
+	repl(t, db, "d", false, `{}`, "3-c", "2-b", "1-a")
+	repl(t, db, "d", true, `{}`, "2-9", "1-a")
+	got, err := db.RevsDiff(bg, map[string][]string{
+		"d":     {"1-a", "3-c", "4-d", "2-7"},
+		"other": {"1-a", "2-b"},
+		"full":  {"2-b"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]couchdoc.RevsDiffResult{
+		"d":     {Missing: []string{"4-d", "2-7"}, PossibleAncestors: []string{"3-c", "2-9"}},
+		"other": {Missing: []string{"1-a", "2-b"}},
+		"full":  {Missing: []string{"2-b"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("revs_diff %+v", got)
+	}
+	got, _ = db.RevsDiff(bg, map[string][]string{"d": {"3-c", "2-b"}})
+	if len(got) != 0 {
+		t.Fatalf("nothing missing, got %+v", got)
+	}
+	_, err = db.RevsDiff(bg, map[string][]string{"d": {"x"}})
+	wantErr(t, err, couchdoc.ErrBadRequest)
+}

@@ -1,0 +1,204 @@
+package localdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/settee/settee/localdb/revtree"
+)
+
+// wtx is one write transaction on the writer connection.
+type wtx struct {
+	db  *DB
+	ctx context.Context
+	tx  *sql.Tx
+	seq int64 // highest sequence assigned so far
+	// fed is set when a committed change must wake feed readers.
+	fed bool
+}
+
+// update runs fn in one write transaction; fn's error rolls it back.
+func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	tx, err := db.writer.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	w := &wtx{db: db, ctx: ctx, tx: tx}
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM docs").Scan(&w.seq); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("read update seq: %w", err)
+	}
+	if err := fn(w); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	if w.fed {
+		db.updateSeq.Store(w.seq)
+		db.broadcast()
+	}
+	return nil
+}
+
+// stmt returns the writer's prepared statement for query, bound to the
+// transaction. Callers hold db.wmu.
+func (w *wtx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := w.db.stmts[query]; ok {
+		return w.tx.StmtContext(w.ctx, s), nil
+	}
+	// Not in writeQueries: prepare for this transaction only.
+	s, err := w.tx.PrepareContext(w.ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", query, err)
+	}
+	return s, nil
+}
+
+func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
+	s, err := w.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(w.ctx, args...)
+}
+
+func (w *wtx) queryRow(query string, args ...any) *sql.Row {
+	s, err := w.stmt(query)
+	if err != nil {
+		return w.tx.QueryRowContext(w.ctx, query, args...)
+	}
+	return s.QueryRowContext(w.ctx, args...)
+}
+
+// docState is one document's tree as loaded for a write.
+type docState struct {
+	docID int64 // 0 for a document not yet stored
+	seq   int64 // set by reads only
+	id    string
+	tree  *revtree.Tree
+	orig  []byte // the tree's encoding when loaded
+}
+
+// loadDoc reads a document's tree; a missing document gives an empty state.
+func (w *wtx) loadDoc(id string) (*docState, error) {
+	st := &docState{id: id}
+	var tree []byte
+	err := w.queryRow(qLoadDoc, id).Scan(&st.docID, &tree)
+	if errors.Is(err, sql.ErrNoRows) {
+		st.tree = &revtree.Tree{}
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load %q: %w", id, err)
+	}
+	return st, st.setTree(tree)
+}
+
+func (st *docState) setTree(enc []byte) error {
+	t, err := revtree.Unmarshal(enc)
+	if err != nil {
+		return fmt.Errorf("doc %q: %w", st.id, err)
+	}
+	st.tree, st.orig = t, enc
+	return nil
+}
+
+// revWrite is a revision body to store with a document.
+type revWrite struct {
+	rev  string
+	body []byte
+	atts []*storedAtt
+}
+
+// saveDoc stems the tree, writes the docs row at a new sequence, stores the
+// new bodies and drops those of stemmed revisions. It reports false (and
+// writes nothing) when the tree did not change.
+func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
+	removed := st.tree.Stem(w.db.RevsLimit())
+	enc := st.tree.Marshal()
+	if st.docID != 0 && string(enc) == string(st.orig) {
+		return false, w.insertBodies(st, bodies)
+	}
+	win := st.tree.Winner()
+	if win < 0 {
+		return false, fmt.Errorf("doc %q: empty revision tree", st.id)
+	}
+	wn := st.tree.Nodes[win]
+	conflicted := false
+	for _, l := range st.tree.Leaves()[1:] {
+		if !st.tree.Nodes[l].Deleted {
+			conflicted = true
+			break
+		}
+	}
+	w.seq++
+	w.fed = true
+	if st.docID == 0 {
+		res, err := w.exec(qInsertDoc,
+			st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
+		if err != nil {
+			return false, fmt.Errorf("insert doc %q: %w", st.id, err)
+		}
+		if st.docID, err = res.LastInsertId(); err != nil {
+			return false, err
+		}
+	} else {
+		_, err := w.exec(qUpdateDoc,
+			w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID)
+		if err != nil {
+			return false, fmt.Errorf("update doc %q: %w", st.id, err)
+		}
+	}
+	st.orig = enc
+	for _, r := range removed {
+		if _, err := w.exec(qDeleteRev, st.docID, r.String()); err != nil {
+			return false, fmt.Errorf("drop stemmed rev: %w", err)
+		}
+	}
+	return true, w.insertBodies(st, bodies)
+}
+
+func (w *wtx) insertBodies(st *docState, bodies []revWrite) error {
+	for _, b := range bodies {
+		if st.tree.Find(mustRev(b.rev)) < 0 {
+			continue // stemmed away at once
+		}
+		res, err := w.exec(qInsertRev,
+			st.docID, b.rev, b.body, len(b.atts) > 0)
+		if err != nil {
+			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 || len(b.atts) == 0 {
+			continue
+		}
+		row, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		for _, a := range b.atts {
+			if _, err := w.exec(qInsertRevAtt,
+				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos); err != nil {
+				return fmt.Errorf("insert attachment %q of %q: %w", a.Name, st.id, err)
+			}
+		}
+	}
+	return nil
+}
+
+func mustRev(s string) revtree.Rev {
+	r, err := revtree.ParseRev(s)
+	if err != nil {
+		panic("localdb: bad internal rev " + s)
+	}
+	return r
+}

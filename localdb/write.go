@@ -1,0 +1,323 @@
+package localdb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/revtree"
+)
+
+// Put writes a local edit (new_edits=true) and returns the new revision.
+// doc.Rev names the leaf it replaces ("" to create, or to recreate a deleted
+// document); anything else is ErrConflict. doc.Deleted writes a tombstone.
+// Attachments carry Data, a streamed Body, or are stubs of the parent
+// revision's attachments (else ErrMissingStub). _local/ ids go to PutLocal.
+func (db *DB) Put(ctx context.Context, doc *couchdoc.Doc) (string, error) {
+	res, err := db.BulkDocs(ctx, []*couchdoc.Doc{doc}, true)
+	if err != nil {
+		return "", err
+	}
+	if err := res[0].Err(); err != nil {
+		return "", err
+	}
+	return res[0].Rev, nil
+}
+
+// Delete writes a tombstone on leaf rev of document id and returns its
+// revision. A missing document is ErrNotFound, a rev that is not a leaf
+// ErrConflict.
+func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
+	if couchdoc.IsLocalID(id) {
+		return "", db.DeleteLocal(ctx, id, rev)
+	}
+	if _, err := db.docRow(ctx, id); err != nil {
+		return "", err
+	}
+	return db.Put(ctx, &couchdoc.Doc{ID: id, Rev: rev, Deleted: true})
+}
+
+// BulkDocs writes documents in one transaction and returns one result per
+// input document, in input order; one bad document does not fail the
+// others. With newEdits each document is a local edit as in Put. Without,
+// each carries _rev and _revisions and its history is merged into the
+// document's tree as replication does (CouchDB's new_edits=false); a
+// revision that is already stored changes nothing. Unlike CouchDB, which
+// only lists failures for new_edits=false, every document gets a result:
+// OK with its rev on success. The returned error is for the batch as a
+// whole (I/O, closed database); per-document errors are in the results.
+func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool) ([]couchdoc.DocResult, error) {
+	results := make([]couchdoc.DocResult, len(docs))
+	err := db.update(ctx, func(w *wtx) error {
+		states, err := w.preload(docs)
+		if err != nil {
+			return err
+		}
+		for i, doc := range docs {
+			if doc == nil {
+				results[i] = couchdoc.DocResult{Error: "bad_request", Reason: "null document"}
+				continue
+			}
+			var rev string
+			var err error
+			switch {
+			case couchdoc.IsLocalID(doc.ID):
+				rev, err = w.putLocal(doc)
+			case newEdits:
+				rev, err = w.putEdit(states, doc)
+			default:
+				rev, err = w.putReplicated(states, doc)
+			}
+			results[i] = couchdoc.DocResult{ID: doc.ID, Rev: rev, OK: err == nil}
+			if err != nil {
+				var ce *couchdoc.Error
+				if !errors.As(err, &ce) {
+					return err
+				}
+				results[i].Rev = ""
+				results[i].Error, results[i].Reason = ce.Name, ce.Reason
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// preload reads the trees of all the batch's documents in few queries.
+func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
+	states := make(map[string]*docState, len(docs))
+	var ids []any
+	for _, d := range docs {
+		if d == nil || d.ID == "" || couchdoc.IsLocalID(d.ID) {
+			continue
+		}
+		if _, ok := states[d.ID]; !ok {
+			states[d.ID] = &docState{id: d.ID, tree: &revtree.Tree{}}
+			ids = append(ids, d.ID)
+		}
+	}
+	const chunk = 500
+	for len(ids) > 0 {
+		n := min(chunk, len(ids))
+		q := "SELECT id, doc_id, tree FROM docs WHERE id IN (?" + strings.Repeat(",?", n-1) + ")"
+		rows, err := w.tx.QueryContext(w.ctx, q, ids[:n]...)
+		if err != nil {
+			return nil, fmt.Errorf("load docs: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var docID int64
+			var tree []byte
+			if err := rows.Scan(&id, &docID, &tree); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			st := states[id]
+			st.docID = docID
+			if err := st.setTree(tree); err != nil {
+				rows.Close()
+				return nil, err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		ids = ids[n:]
+	}
+	return states, nil
+}
+
+// normBody checks that body is a JSON object and returns it compacted.
+func normBody(body json.RawMessage) ([]byte, error) {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
+		return []byte("{}"), nil
+	}
+	if b[0] != '{' || !json.Valid(b) {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Document must be a JSON object")
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid JSON body: %v", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// withSavepoint runs fn so that its writes are undone if it fails, when the
+// document stores attachment bytes (the only multi-step per-doc write that
+// can fail half way on bad input).
+func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, error) {
+	if !needed {
+		return fn()
+	}
+	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT doc"); err != nil {
+		return "", err
+	}
+	rev, err := fn()
+	if err != nil {
+		if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO doc"); rerr != nil {
+			return "", rerr
+		}
+	}
+	if _, rerr := w.tx.ExecContext(w.ctx, "RELEASE doc"); rerr != nil {
+		return "", rerr
+	}
+	return rev, err
+}
+
+func hasBytes(atts map[string]*couchdoc.Attachment) bool {
+	for _, a := range atts {
+		if !a.Stub {
+			return true
+		}
+	}
+	return false
+}
+
+// putEdit applies one new_edits=true write.
+func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
+		return "", err
+	}
+	body, err := normBody(doc.Body)
+	if err != nil {
+		return "", err
+	}
+	canon, err := couchdoc.CanonicalBody(body)
+	if err != nil {
+		return "", err
+	}
+	st := states[doc.ID]
+	t := st.tree
+	parent := -1
+	if doc.Rev == "" {
+		if win := t.Winner(); win >= 0 {
+			if !t.Nodes[win].Deleted {
+				return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+			}
+			parent = win // recreate: extend the deleted winner
+		}
+	} else {
+		r, err := revtree.ParseRev(doc.Rev)
+		if err != nil {
+			return "", err
+		}
+		i := t.Find(r)
+		if i < 0 || !t.IsLeaf(i) {
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+		}
+		parent = i
+	}
+	gen, parentRev := 1, ""
+	if parent >= 0 {
+		gen = t.Nodes[parent].Gen + 1
+		parentRev = t.Nodes[parent].Rev.String()
+	}
+	return w.withSavepoint(hasBytes(doc.Attachments), func() (string, error) {
+		var cands []map[string]*storedAtt
+		if parent >= 0 && len(doc.Attachments) > 0 {
+			all, err := w.revAtts(st.docID)
+			if err != nil {
+				return "", err
+			}
+			cands = append(cands, all[parentRev])
+		}
+		atts, err := w.resolveAtts(doc.Attachments, cands, gen, false)
+		if err != nil {
+			return "", err
+		}
+		hashAtts := make(map[string]*couchdoc.Attachment, len(atts))
+		for _, a := range atts {
+			hashAtts[a.Name] = &couchdoc.Attachment{Digest: a.Digest}
+		}
+		r := revtree.Rev{Gen: gen, Hash: couchdoc.NewRevHash(doc.Deleted, parentRev, canon, hashAtts)}
+		if t.Find(r) >= 0 {
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+		}
+		t.AddLeaf(parent, r, doc.Deleted)
+		if _, err := w.saveDoc(st, []revWrite{{rev: r.String(), body: body, atts: atts}}); err != nil {
+			return "", err
+		}
+		return r.String(), nil
+	})
+}
+
+// putReplicated merges one new_edits=false document.
+func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
+		return "", err
+	}
+	if doc.Rev == "" {
+		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "new_edits=false needs a _rev")
+	}
+	path, err := revtree.PathFromRevisions(doc.Rev, doc.Revisions)
+	if err != nil {
+		return "", err
+	}
+	body, err := normBody(doc.Body)
+	if err != nil {
+		return "", err
+	}
+	st := states[doc.ID]
+	rev := path[0].String()
+	if st.docID != 0 && st.tree.Find(path[0]) >= 0 {
+		ok, err := w.haveBody(st.docID, rev)
+		if err != nil || ok {
+			return rev, err // already stored: nothing changes
+		}
+	}
+	return w.withSavepoint(hasBytes(doc.Attachments), func() (string, error) {
+		t := st.tree.Clone()
+		leaf, added := t.Merge(path, doc.Deleted)
+		if !added {
+			t.Nodes[leaf].Deleted = doc.Deleted // a revision we knew only by id
+		}
+		var cands []map[string]*storedAtt
+		if st.docID != 0 && len(doc.Attachments) > 0 {
+			all, err := w.revAtts(st.docID)
+			if err != nil {
+				return "", err
+			}
+			for _, i := range t.Path(leaf)[1:] {
+				if c := all[t.Nodes[i].Rev.String()]; c != nil {
+					cands = append(cands, c)
+				}
+			}
+			for r, c := range all { // then any other revision (lenient, by digest)
+				if i := t.Find(mustRev(r)); i < 0 || !t.IsAncestor(i, leaf) {
+					cands = append(cands, c)
+				}
+			}
+		}
+		atts, err := w.resolveAtts(doc.Attachments, cands, path[0].Gen, true)
+		if err != nil {
+			return "", err
+		}
+		old := st.tree
+		st.tree = t
+		if _, err := w.saveDoc(st, []revWrite{{rev: rev, body: body, atts: atts}}); err != nil {
+			st.tree = old
+			return "", err
+		}
+		return rev, nil
+	})
+}
+
+func (w *wtx) haveBody(docID int64, rev string) (bool, error) {
+	var one int
+	err := w.queryRow(qHaveBody, docID, rev).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
