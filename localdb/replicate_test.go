@@ -185,3 +185,24 @@ func TestRevsDiff(t *testing.T) {
 	_, err = db.RevsDiff(bg, map[string][]string{"d": {"x"}})
 	wantErr(t, err, couchdoc.ErrBadRequest)
 }
+
+// A known leaf arriving again with a longer history joins its stemmed
+// branch onto the tree (CouchDB merges the path) and makes a new seq.
+func TestReplicatedKnownLeafLongerHistory(t *testing.T) {
+	db := open(t)
+	repl(t, db, "d", false, `{}`, "2-b", "1-a")
+	repl(t, db, "d", false, `{}`, "4-d")
+	before, _ := db.Info(bg)
+	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a")
+	after, _ := db.Info(bg)
+	if after.UpdateSeq != before.UpdateSeq+1 {
+		t.Fatalf("seq %d -> %d", before.UpdateSeq, after.UpdateSeq)
+	}
+	doc, _ := db.Get(bg, "d", localdb.GetOptions{Revs: true})
+	if doc.Rev != "4-d" || len(doc.Revisions.IDs) != 4 {
+		t.Fatalf("doc %s %+v", doc.Rev, doc.Revisions)
+	}
+	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"4-d"}) {
+		t.Fatalf("leaves %v", got)
+	}
+}

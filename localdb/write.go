@@ -272,8 +272,21 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 	rev := path[0].String()
 	if st.docID != 0 && st.tree.Find(path[0]) >= 0 {
 		ok, err := w.haveBody(st.docID, rev)
-		if err != nil || ok {
-			return rev, err // already stored: nothing changes
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			// Already stored: only the history can add to the tree (a
+			// longer one joining a stemmed branch); else nothing changes.
+			t := st.tree.Clone()
+			t.Merge(path, doc.Deleted)
+			old := st.tree
+			st.tree = t
+			if _, err := w.saveDoc(st, nil); err != nil {
+				st.tree = old
+				return "", err
+			}
+			return rev, nil
 		}
 	}
 	return w.withSavepoint(hasBytes(doc.Attachments), func() (string, error) {
