@@ -1,0 +1,291 @@
+// Package localpeer makes the local SQLite store (*localdb.DB) a replication
+// peer. It calls the store directly: no HTTP and no JSON round trips for
+// documents; attachment bodies stream from and into the store.
+package localpeer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strconv"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/sync"
+)
+
+// Peer is a sync.Peer over a local store. Its sequences are the store's
+// int64 sequences as JSON numbers.
+type Peer struct {
+	db *localdb.DB
+}
+
+var (
+	_ sync.Peer       = (*Peer)(nil)
+	_ sync.BulkGetter = (*Peer)(nil)
+	_ sync.Identifier = (*Peer)(nil)
+	_ sync.Creator    = (*Peer)(nil)
+)
+
+// New returns a peer over db. The caller keeps ownership of db (closing
+// the peer is not needed; close db when the replications are done).
+func New(db *localdb.DB) *Peer { return &Peer{db: db} }
+
+// DB returns the store.
+func (p *Peer) DB() *localdb.DB { return p.db }
+
+// String names the store by its file.
+func (p *Peer) String() string { return "local:" + p.db.Path() }
+
+// UUID returns the store's persistent UUID (the replication id uses it).
+func (p *Peer) UUID() string { return p.db.UUID() }
+
+// Create reports that the store exists: couchdoc.ErrFileExists.
+func (p *Peer) Create(ctx context.Context) error { return couchdoc.ErrFileExists }
+
+// Info returns the store's counts and update sequence.
+func (p *Peer) Info(ctx context.Context) (*sync.PeerInfo, error) {
+	info, err := p.db.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sync.PeerInfo{
+		DBName:            filepath.Base(p.db.Path()),
+		DocCount:          info.DocCount,
+		DocDelCount:       info.DocDelCount,
+		UpdateSeq:         seqJSON(info.UpdateSeq),
+		InstanceStartTime: "0",
+	}, nil
+}
+
+// GetLocal reads _local/<id> as JSON with _id and _rev.
+func (p *Peer) GetLocal(ctx context.Context, id string) (json.RawMessage, error) {
+	doc, err := p.db.GetLocal(ctx, couchdoc.LocalPrefix+id)
+	if err != nil {
+		return nil, err
+	}
+	return doc.MarshalJSON()
+}
+
+// PutLocal writes _local/<id>; body's _rev must be the current one.
+func (p *Peer) PutLocal(ctx context.Context, id string, body json.RawMessage) (string, error) {
+	doc, err := couchdoc.ParseDoc(body)
+	if err != nil {
+		return "", err
+	}
+	doc.ID = couchdoc.LocalPrefix + id
+	return p.db.PutLocal(ctx, doc)
+}
+
+// parseSeq reads a sequence this peer produced: a JSON number (or a
+// string holding one, as some tools quote sequences).
+func parseSeq(raw json.RawMessage) (int64, error) {
+	s := bytes.TrimSpace(raw)
+	if len(s) == 0 || string(s) == "null" {
+		return 0, nil
+	}
+	if s[0] == '"' {
+		var str string
+		if err := json.Unmarshal(s, &str); err != nil {
+			return 0, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid since sequence %s", s)
+		}
+		s = []byte(str)
+	}
+	n, err := strconv.ParseInt(string(s), 10, 64)
+	if err != nil || n < 0 {
+		return 0, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid since sequence %q for the local store", s)
+	}
+	return n, nil
+}
+
+func seqJSON(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
+
+// Changes reads the store's feed (style=all_docs). A longpoll feed with no
+// change waits for one (opts.Timeout bounds the wait); a continuous feed
+// follows the store until ctx is done. Selectors are matched with
+// internal/mango against the winning revision; design document filters
+// are not supported by the local store (bad_request).
+func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
+	since, err := parseSeq(opts.Since)
+	if err != nil {
+		return nil, err
+	}
+	lopts := localdb.ChangesOptions{Since: since, Limit: opts.Limit, AllDocs: true, DocIDs: opts.DocIDs}
+	if opts.Filter != "" {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "filter %q: design document filters are not supported by the local store", opts.Filter)
+	}
+	if len(opts.Selector) > 0 {
+		sel, err := mango.Parse(opts.Selector)
+		if err != nil {
+			return nil, err
+		}
+		lopts.Filter = sel.MatchDoc
+	}
+	if opts.Timeout > 0 && opts.Feed != "" && opts.Feed != "normal" {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	last := since     // the feed position
+	waitFrom := since // the store's update seq already seen (filtered rows)
+	for {
+		rows := 0
+		lopts.Since = last
+		end, err := p.db.Changes(ctx, lopts, func(c *localdb.Change) error {
+			rows++
+			if c.Seq > last {
+				last = c.Seq
+			}
+			cc := &couchdoc.Change{Seq: seqJSON(c.Seq), ID: c.ID, Deleted: c.Deleted, Changes: make([]couchdoc.ChangeRev, len(c.Revs))}
+			for i, r := range c.Revs {
+				cc.Changes[i].Rev = r
+			}
+			return fn(cc)
+		})
+		if err != nil {
+			if isTimeout(ctx, opts) {
+				return seqJSON(last), nil
+			}
+			return nil, err
+		}
+		// end is the last row's seq when the limit cut the feed, else the
+		// update seq the scan reached (past rows a filter left out).
+		last = max(last, end)
+		switch opts.Feed {
+		case "longpoll":
+			if rows > 0 {
+				return seqJSON(last), nil
+			}
+		case "continuous":
+			if opts.Limit > 0 && rows >= opts.Limit {
+				return seqJSON(last), nil
+			}
+		default:
+			return seqJSON(last), nil
+		}
+		upd, err := p.db.WaitForChange(ctx, max(waitFrom, last))
+		if err != nil {
+			if isTimeout(ctx, opts) {
+				return seqJSON(last), nil
+			}
+			return seqJSON(last), err
+		}
+		waitFrom = upd
+	}
+}
+
+// isTimeout tells a feed that ended because its own Timeout elapsed (a
+// normal end) from one whose caller gave up.
+func isTimeout(ctx context.Context, opts sync.ChangesOptions) bool {
+	return opts.Timeout > 0 && ctx.Err() == context.DeadlineExceeded
+}
+
+// RevsDiff asks the store which revisions it lacks.
+func (p *Peer) RevsDiff(ctx context.Context, revs map[string][]string) (map[string]couchdoc.RevsDiffResult, error) {
+	return p.db.RevsDiff(ctx, revs)
+}
+
+// OpenRevs reads revisions with their history, the bodies of attachments
+// newer than attsSince (large ones streamed lazily from the store) and
+// stubs for the others.
+func (p *Peer) OpenRevs(ctx context.Context, id string, revs []string, attsSince []string, fn func(*couchdoc.Doc, error) error) error {
+	res, err := p.db.OpenRevs(ctx, id, revs, localdb.GetOptions{Revs: true, Latest: true, Attachments: true, AttsSince: attsSince})
+	if err != nil {
+		return err
+	}
+	for i, r := range res {
+		if r.Doc == nil {
+			err = fn(nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing revision %s of %q", r.Missing, id))
+		} else {
+			err = fn(r.Doc, nil)
+			closeBodies(r.Doc)
+			res[i].Doc = nil
+		}
+		if err != nil {
+			for _, rest := range res[i+1:] {
+				if rest.Doc != nil {
+					closeBodies(rest.Doc)
+				}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func closeBodies(doc *couchdoc.Doc) {
+	for _, a := range doc.Attachments {
+		if c, ok := a.Body.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+}
+
+// BulkGet reads each requested revision straight from the store.
+func (p *Peer) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
+	for i := 0; i < len(reqs); {
+		j := i + 1
+		for j < len(reqs) && reqs[j].ID == reqs[i].ID && equalStrings(reqs[j].AttsSince, reqs[i].AttsSince) {
+			j++
+		}
+		revs := make([]string, 0, j-i)
+		for _, r := range reqs[i:j] {
+			revs = append(revs, r.Rev)
+		}
+		if err := p.OpenRevs(ctx, reqs[i].ID, revs, reqs[i].AttsSince, fn); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// BulkDocs stores revisions as they are (new_edits=false) in one
+// transaction and returns the refused ones.
+func (p *Peer) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	res, err := p.db.BulkDocs(ctx, docs, false)
+	if err != nil {
+		return nil, err
+	}
+	var failed []couchdoc.DocResult
+	for _, r := range res {
+		if r.Error != "" {
+			failed = append(failed, r)
+		}
+	}
+	return failed, nil
+}
+
+// PutDoc stores one revision as it is, streaming its attachment bodies
+// into the store.
+func (p *Peer) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
+	res, err := p.db.BulkDocs(ctx, []*couchdoc.Doc{doc}, false)
+	if err != nil {
+		return err
+	}
+	for _, r := range res {
+		if e := r.Err(); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// EnsureFullCommit is a no-op: every store transaction is durable when it
+// commits.
+func (p *Peer) EnsureFullCommit(ctx context.Context) error { return nil }
