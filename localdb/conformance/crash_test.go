@@ -1,0 +1,376 @@
+package conformance_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/md5"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // database/sql driver "sqlite", for the read-only integrity check
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// Environment of the crash child (TestMain runs it instead of the tests).
+const (
+	crashChildEnv = "SETTEE_CRASH_CHILD_DB"    // database path
+	crashStartEnv = "SETTEE_CRASH_CHILD_START" // first batch to write
+	crashKillsEnv = "SETTEE_CRASH_KILLS"       // kills per run (default 24)
+)
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(crashChildEnv); path != "" {
+		os.Exit(crashChild(path))
+	}
+	os.Exit(m.Run())
+}
+
+// A crash-test batch k is one BulkDocs call:
+//   - docs "bNNNNNN-JJ" for J < batchSize(k), body {"batch": k, "j": J, ...};
+//   - every third batch is replicated (new_edits=false) and gives each doc
+//     a known two-revision history; the others are new_edits=true and also
+//     set counter doc "cR" (R = k%4) to {"batch": k} and delete the first
+//     doc of batch k-1.
+//
+// So a batch that is there in part shows as a missing doc, a counter that
+// is behind, or a first doc of the previous batch that is alive.
+func batchSize(k int) int        { return 1 + k%9 }
+func batchReplicated(k int) bool { return k%3 == 0 }
+func batchDocID(k, j int) string { return fmt.Sprintf("b%06d-%02d", k, j) }
+func counterID(k int) string     { return "c" + strconv.Itoa(k%4) }
+
+func crashHash(s string) string {
+	h := md5.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// replicatedRev is the rev of doc id in a replicated batch, with its history.
+func replicatedRev(id string) (string, *couchdoc.Revisions) {
+	h1, h2 := crashHash(id+"/1"), crashHash(id+"/2")
+	return "2-" + h2, &couchdoc.Revisions{Start: 2, IDs: []string{h2, h1}}
+}
+
+func batchDocs(k int, revOf func(id string) (string, error)) ([]*couchdoc.Doc, error) {
+	var docs []*couchdoc.Doc
+	for j := 0; j < batchSize(k); j++ {
+		id := batchDocID(k, j)
+		body, _ := json.Marshal(map[string]any{"batch": k, "j": j, "pad": strings.Repeat("x", 200*(j%4))})
+		d := &couchdoc.Doc{ID: id, Body: body}
+		if batchReplicated(k) {
+			d.Rev, d.Revisions = replicatedRev(id)
+		}
+		docs = append(docs, d)
+	}
+	if batchReplicated(k) {
+		return docs, nil
+	}
+	c := counterID(k)
+	rev, err := revOf(c)
+	if err != nil {
+		return nil, err
+	}
+	docs = append(docs, &couchdoc.Doc{ID: c, Rev: rev, Body: json.RawMessage(fmt.Sprintf(`{"batch":%d}`, k))})
+	if k > 1 {
+		prev := batchDocID(k-1, 0)
+		rev, err := revOf(prev)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, &couchdoc.Doc{ID: prev, Rev: rev, Deleted: true})
+	}
+	return docs, nil
+}
+
+// crashChild writes batches from SETTEE_CRASH_CHILD_START on, printing
+// each batch number once BulkDocs has returned, until it is killed.
+func crashChild(path string) int {
+	start, err := strconv.Atoi(os.Getenv(crashStartEnv))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash child: bad start:", err)
+		return 2
+	}
+	ctx := context.Background()
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "crash child: open:", err)
+		return 2
+	}
+	revs := map[string]string{}
+	revOf := func(id string) (string, error) {
+		if r, ok := revs[id]; ok {
+			return r, nil
+		}
+		d, err := db.Get(ctx, id, localdb.GetOptions{})
+		if errors.Is(err, couchdoc.ErrNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		return d.Rev, nil
+	}
+	for k := start; ; k++ {
+		docs, err := batchDocs(k, revOf)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "crash child: read revs:", err)
+			return 3
+		}
+		res, err := db.BulkDocs(ctx, docs, !batchReplicated(k))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "crash child: batch %d: %v\n", k, err)
+			return 3
+		}
+		for i, r := range res {
+			if r.Error != "" {
+				fmt.Fprintf(os.Stderr, "crash child: batch %d doc %d: %s %s\n", k, i, r.Error, r.Reason)
+				return 3
+			}
+			if i < len(docs) && r.Rev != "" {
+				revs[docs[i].ID] = r.Rev
+			}
+		}
+		if _, err := os.Stdout.WriteString(strconv.Itoa(k) + "\n"); err != nil {
+			return 4
+		}
+	}
+}
+
+// TestCrashRecovery kills a writing child process with SIGKILL at random
+// moments, many times, and checks the database after each kill.
+func TestCrashRecovery(t *testing.T) {
+	kills := int(envOrFlag(0, crashKillsEnv))
+	if kills == 0 {
+		kills = 24
+	}
+	seed := time.Now().UnixNano()
+	if s := envOrFlag(*seedFlag, "SETTEE_CONFORMANCE_SEED"); s != 0 {
+		seed = s
+	}
+	rng := rand.New(rand.NewSource(seed))
+	path := filepath.Join(t.TempDir(), "crash.db")
+	committed := 0 // batches 1..committed are in the database
+	killedEarly := 0
+	for i := 0; i < kills; i++ {
+		// A quarter of the kills land at a random moment from the start
+		// (during Open, recovery, the first batch); the rest after the
+		// child has acknowledged a batch.
+		early := i == 0 || rng.Intn(4) == 0
+		delay := time.Duration(rng.Intn(60)) * time.Millisecond
+		if early {
+			delay = time.Duration(rng.Intn(20_000)) * time.Microsecond
+		}
+		acked, err := runAndKill(t, path, committed+1, early, delay)
+		if err != nil {
+			t.Fatalf("seed %d, kill %d: %v", seed, i, err)
+		}
+		got, err := verifyCrashDB(t, path)
+		if err != nil {
+			t.Fatalf("seed %d, kill %d (after batch %d was acknowledged): %v", seed, i, acked, err)
+		}
+		if got != acked && got != acked+1 {
+			t.Fatalf("seed %d, kill %d: batches 1..%d are in the database; %d were there before and batch %d was acknowledged", seed, i, got, committed, acked)
+		}
+		if early && acked <= committed {
+			killedEarly++
+		}
+		committed = got
+	}
+	t.Logf("seed %d: %d kills (%d before any acknowledgment), %d batches committed", seed, kills, killedEarly, committed)
+	if committed == 0 {
+		t.Fatalf("no batch was ever committed")
+	}
+}
+
+// runAndKill starts a child writing from batch start, kills it, and returns
+// the last batch it acknowledged (start-1 when none).
+func runAndKill(t *testing.T, path string, start int, early bool, delay time.Duration) (int, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashStartEnv+"="+strconv.Itoa(start))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	lines := make(chan int, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if n, err := strconv.Atoi(sc.Text()); err == nil {
+				lines <- n
+			}
+		}
+	}()
+	acked := start - 1
+	if !early {
+		select {
+		case n, ok := <-lines:
+			if ok {
+				acked = n
+			}
+		case <-time.After(60 * time.Second):
+		}
+		if acked < start {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return 0, fmt.Errorf("child acknowledged no batch within 60s; stderr: %s", stderr.String())
+		}
+	}
+	time.Sleep(delay)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return 0, err
+	}
+	for n := range lines {
+		acked = n
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		return 0, fmt.Errorf("child ended by itself (%v) before the kill; stderr: %s", err, stderr.String())
+	}
+	return acked, nil
+}
+
+// verifyCrashDB checks a database after a kill and returns how many batches
+// it holds: the file passes PRAGMA integrity_check (read-only, before
+// anything else opens it), localdb opens it and CheckInvariants passes, and
+// the batches in it are exactly 1..n, each whole.
+func verifyCrashDB(t *testing.T, path string) (int, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return 0, nil // killed before Open created the file
+	}
+	if err := integrityCheck(path); err != nil {
+		return 0, err
+	}
+	ctx := context.Background()
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		return 0, fmt.Errorf("open after the kill: %w", err)
+	}
+	defer db.Close()
+	if err := db.CheckInvariants(ctx); err != nil {
+		return 0, fmt.Errorf("CheckInvariants after the kill: %w", err)
+	}
+	deleted := map[string]bool{}
+	if _, err := db.Changes(ctx, localdb.ChangesOptions{}, func(c *localdb.Change) error {
+		deleted[c.ID] = c.Deleted
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("changes: %w", err)
+	}
+	perBatch := map[int]int{}
+	n := 0
+	for id := range deleted {
+		if strings.HasPrefix(id, "c") {
+			continue
+		}
+		k, err := strconv.Atoi(id[1:7])
+		if err != nil || id[0] != 'b' {
+			return 0, fmt.Errorf("unexpected doc %q", id)
+		}
+		perBatch[k]++
+		n = max(n, k)
+	}
+	for k := 1; k <= n; k++ {
+		if perBatch[k] != batchSize(k) {
+			return 0, fmt.Errorf("batch %d has %d of its %d docs (batches 1..%d are there)", k, perBatch[k], batchSize(k), n)
+		}
+		// The first doc of batch k is deleted exactly when batch k+1 is a
+		// new_edits=true batch that is there.
+		first := batchDocID(k, 0)
+		if want := k < n && !batchReplicated(k+1); deleted[first] != want {
+			return 0, fmt.Errorf("doc %s deleted=%v, want %v (batches 1..%d are there)", first, deleted[first], want, n)
+		}
+	}
+	// Bodies and revs of the last batches, and the counters.
+	for k := max(1, n-3); k <= n; k++ {
+		for j := 0; j < batchSize(k); j++ {
+			id := batchDocID(k, j)
+			if j == 0 && k < n && !batchReplicated(k+1) {
+				continue // deleted, checked above
+			}
+			d, err := db.Get(ctx, id, localdb.GetOptions{})
+			if err != nil {
+				return 0, fmt.Errorf("get %s: %w", id, err)
+			}
+			var b struct{ Batch, J int }
+			if err := json.Unmarshal(d.Body, &b); err != nil || b.Batch != k || b.J != j {
+				return 0, fmt.Errorf("doc %s has body %s", id, d.Body)
+			}
+			if want, _ := replicatedRev(id); batchReplicated(k) && d.Rev != want {
+				return 0, fmt.Errorf("doc %s has rev %s, want %s", id, d.Rev, want)
+			}
+		}
+	}
+	for r := 0; r < 4; r++ {
+		want := 0
+		for k := n; k >= 1; k-- {
+			if k%4 == r && !batchReplicated(k) {
+				want = k
+				break
+			}
+		}
+		d, err := db.Get(ctx, counterID(r), localdb.GetOptions{})
+		if want == 0 {
+			if !errors.Is(err, couchdoc.ErrNotFound) {
+				return 0, fmt.Errorf("counter %s: %v, %v; want none (batches 1..%d)", counterID(r), d, err, n)
+			}
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("counter %s: %w", counterID(r), err)
+		}
+		var b struct{ Batch int }
+		if err := json.Unmarshal(d.Body, &b); err != nil || b.Batch != want {
+			return 0, fmt.Errorf("counter %s is %s, want batch %d (batches 1..%d)", counterID(r), d.Body, want, n)
+		}
+	}
+	return n, nil
+}
+
+// integrityCheck runs PRAGMA integrity_check on a read-only connection.
+func integrityCheck(path string) error {
+	conn, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	rows, err := conn.Query("PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("integrity_check: %w", err)
+	}
+	defer rows.Close()
+	var res []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return err
+		}
+		res = append(res, s)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("integrity_check: %w", err)
+	}
+	if len(res) != 1 || res[0] != "ok" {
+		return fmt.Errorf("integrity_check: %v", res)
+	}
+	return nil
+}
