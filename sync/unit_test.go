@@ -320,3 +320,83 @@ func (p *tooLargePeer) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]co
 	}
 	return p.memPeer.BulkDocs(ctx, docs)
 }
+
+// noBulkGet has a _bulk_get that the server does not know (404).
+type noBulkGet struct {
+	*memPeer
+	calls atomic.Int32
+}
+
+func (p *noBulkGet) BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
+	p.calls.Add(1)
+	return couchdoc.Errorf(couchdoc.ErrNotFound, "no _bulk_get here")
+}
+
+func TestBulkGetFallsBackToOpenRevs(t *testing.T) {
+	src, tgt := &noBulkGet{memPeer: newMemPeer("src")}, newMemPeer("tgt")
+	fill(src.memPeer, 30)
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, BatchSize: 10, Workers: 1})
+	if err != nil || res.Stats.DocsWritten != 30 {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if src.calls.Load() != 1 || src.count("OpenRevs") != 30 {
+		t.Fatalf("bulk_get tried %d times, open_revs %d", src.calls.Load(), src.count("OpenRevs"))
+	}
+}
+
+func TestContinuousGoesOfflineAndBack(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 5)
+	var down atomic.Bool
+	down.Store(true)
+	src.fail = func(m string) error {
+		if down.Load() {
+			return &couchdoc.Error{Status: http.StatusBadGateway, Name: "bad_gateway", Reason: "proxy"}
+		}
+		return nil
+	}
+	states := make(chan State, 100)
+	r, err := New(Options{Source: src, Target: tgt, Continuous: true, Retries: 1,
+		RetryDelay: time.Millisecond, MaxRetryDelay: 5 * time.Millisecond,
+		OnEvent: func(e Event) {
+			if e.Kind == EventState {
+				select {
+				case states <- e.State:
+				default:
+				}
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop()
+	waitState := func(want State) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case s := <-states:
+				if s == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("never reached %s: %+v", want, r.Status())
+			}
+		}
+	}
+	waitState(StateOffline)
+	if st := r.Status(); st.LastError == nil || !errors.Is(st.LastError, couchdoc.ErrNotFound) && couchdoc.StatusOf(st.LastError) != http.StatusBadGateway {
+		t.Fatalf("offline status %+v", st)
+	}
+	down.Store(false)
+	waitState(StateIdle)
+	if tgt.leafCount() != 5 {
+		t.Fatalf("target has %d docs after coming back", tgt.leafCount())
+	}
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
