@@ -400,3 +400,51 @@ func TestContinuousGoesOfflineAndBack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestReplicationLogsOnBothSides(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 10)
+	events := make(chan Event, 1000)
+	opts := Options{Source: src, Target: tgt, Events: events}
+	for i := range maxHistory + 3 {
+		src.put(fmt.Sprintf("more%d", i), "", `{}`)
+		if _, err := Replicate(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := ReplicationID(opts)
+	var logs [2]map[string]any
+	for i, p := range []*memPeer{src, tgt} {
+		raw, err := p.GetLocal(context.Background(), id)
+		if err != nil {
+			t.Fatalf("%s has no replication log: %v", p, err)
+		}
+		if err := json.Unmarshal(raw, &logs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := logs[1]
+	hist, _ := l["history"].([]any)
+	if l["session_id"] != logs[0]["session_id"] || l["source_last_seq"] != `63-x` || len(hist) != maxHistory ||
+		l["replication_id_version"] != float64(ReplicationIDVersion) {
+		t.Fatalf("log %v (history %d)", l, len(hist))
+	}
+	h0 := hist[0].(map[string]any)
+	for _, k := range []string{"session_id", "start_time", "end_time", "start_last_seq", "end_last_seq", "recorded_seq",
+		"missing_checked", "missing_found", "docs_read", "docs_written", "doc_write_failures"} {
+		if _, ok := h0[k]; !ok {
+			t.Errorf("history entry lacks %s: %v", k, h0)
+		}
+	}
+	if h0["session_id"] != l["session_id"] || h0["docs_written"] != float64(1) {
+		t.Errorf("latest entry %v", h0)
+	}
+	if len(events) == 0 {
+		t.Error("no events on the Events channel")
+	}
+	// Another replication (other options) does not reuse this checkpoint.
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, DocIDs: []string{"doc00001", "more3"}})
+	if err != nil || res.StartSeq != nil || res.Stats.MissingChecked != 2 {
+		t.Fatalf("filtered replication: %v %+v start %s", err, res.Stats, res.StartSeq)
+	}
+}
