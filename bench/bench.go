@@ -18,9 +18,10 @@ type bench struct {
 	ds     *Dataset
 	log    io.Writer
 	res    *Results
-	server string // root URL
-	src    string // source database URL
-	dir    string // work directory
+	server string       // root URL
+	src    string       // source database URL
+	dir    string       // work directory
+	srv    *pouchServer // nil for an external server
 	// local stores filled by the pulls
 	setteeDB, pouchDir string
 }
@@ -55,6 +56,7 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 		}
 		defer s.Stop()
 		b.server = s.URL
+		b.srv = s
 		b.res.Meta.Server = "pouchdb-server 4.2.0 --in-memory (started by the harness)"
 		defer func() { b.res.ServerRSS = s.RSS() }()
 	} else {
@@ -73,6 +75,14 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 		}
 	}
 	return b.res, err
+}
+
+// verbose is where the children's stderr goes besides the error report.
+func (b *bench) verbose() io.Writer {
+	if b.cfg.Verbose {
+		return b.log
+	}
+	return nil
 }
 
 func (b *bench) logf(format string, args ...any) {
@@ -111,10 +121,12 @@ func (b *bench) phases(ctx context.Context) error {
 		b.res.Pull = &Direction{}
 		if cfg.Contenders["limit"] {
 			b.logf("pull: limit")
+			cpu0 := b.srv.CPU()
 			l, err := measurePullLimit(ctx, b.ds, b.src, b.dir)
 			if err != nil {
 				b.fail("pull limit", err)
 			} else {
+				l.ServerCPUSeconds = b.srv.CPU() - cpu0 // stream and insert: the server works during the stream only
 				b.res.Pull.PullLimit = l
 			}
 		}
@@ -142,10 +154,12 @@ func (b *bench) phases(ctx context.Context) error {
 		if cfg.Contenders["limit"] {
 			b.logf("push: limit")
 			target := b.server + "/bench-push-limit"
+			cpu0 := b.srv.CPU()
 			l, err := measurePushLimit(ctx, b.ds, target)
 			if err != nil {
 				b.fail("push limit", err)
 			} else {
+				l.ServerCPUSeconds = b.srv.CPU() - cpu0
 				b.res.Push.PushLimit = l
 			}
 			_ = deleteDB(ctx, target)
@@ -280,14 +294,16 @@ func (b *bench) settee(ctx context.Context, mode string, docs int, profile strin
 		b.fail("settee "+mode, err)
 		return nil
 	}
-	m, err := runMeasured(ctx, cmd, docs)
+	cpu0 := b.srv.CPU()
+	m, err := runMeasured(ctx, cmd, docs, b.verbose())
 	if err != nil {
 		b.fail("settee "+mode, err)
 		return nil
 	}
 	m.CPUProfile = profile
+	m.ServerCPUSeconds = b.srv.CPU() - cpu0
 	b.setRate(m)
-	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
+	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests, CPU %.2fs, server CPU %.2fs", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests, m.CPUSeconds, m.ServerCPUSeconds)
 	return m
 }
 
@@ -308,13 +324,15 @@ func (b *bench) pouch(ctx context.Context, mode, remote string, docs int) *Measu
 		args = append(args, "--batch-size", fmt.Sprint(b.cfg.PouchBatchSize))
 	}
 	b.logf("pouchdb %s (%d docs)", mode, docs)
-	m, err := runMeasured(ctx, pouchCmd(ctx, b.cfg.Root, args...), docs)
+	cpu0 := b.srv.CPU()
+	m, err := runMeasured(ctx, pouchCmd(ctx, b.cfg.Root, args...), docs, b.verbose())
 	if err != nil {
 		b.fail("pouchdb "+mode, err)
 		return nil
 	}
+	m.ServerCPUSeconds = b.srv.CPU() - cpu0
 	b.setRate(m)
-	b.logf("pouchdb %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests)
+	b.logf("pouchdb %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests, CPU %.2fs, server CPU %.2fs", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests, m.CPUSeconds, m.ServerCPUSeconds)
 	return m
 }
 

@@ -6,11 +6,8 @@ import (
 	"io"
 )
 
-// runChild is replaced when the replicator lands.
+// runChild will run our replicator once sync/couch lands.
 func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("our replicator is not available yet")
+	return errors.New("bench: sync/couch is not in the tree yet")
 }
 
-func verifyLocal(ctx context.Context, path, srcURL string, want *DatasetStats) error {
-	return errors.New("localdb is not available yet")
-}

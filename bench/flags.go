@@ -26,6 +26,7 @@ type config struct {
 	CPUProfileDir  string
 	Root           string
 	Timeout        time.Duration
+	Verbose        bool
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -50,6 +51,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
 	fs.StringVar(&cfg.Root, "root", ".", "the repository (or a directory below it)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Hour, "give up after this long")
+	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

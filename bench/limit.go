@@ -28,6 +28,8 @@ type pullLimit struct {
 	Requests      int     `json:"requests"`
 	BytesReceived int64   `json:"bytes_received"`
 	Rows          int     `json:"rows"`
+	// ServerCPUSeconds is the server's CPU time during the stream.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 }
 
 func measurePullLimit(ctx context.Context, ds *Dataset, dbURL, dir string) (*pullLimit, error) {
@@ -222,6 +224,8 @@ type pushLimit struct {
 	Seconds   float64 `json:"seconds"`
 	Requests  int     `json:"requests"`
 	BytesSent int64   `json:"bytes_sent"`
+	// ServerCPUSeconds is the server's CPU time during the sending.
+	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 }
 
 func measurePushLimit(ctx context.Context, ds *Dataset, dbURL string) (*pushLimit, error) {

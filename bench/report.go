@@ -24,29 +24,29 @@ func writeTable(w io.Writer, r *Results) {
 		d.Docs, d.Leaves, d.Revisions, d.Conflicted, d.Deleted, d.Attachments, mb(d.AttachmentBytes), mb(d.BodyBytes), r.LoadSeconds)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
-	fmt.Fprintln(tw, "| phase\t contender\t seconds\t docs/s\t MB/s\t peak RSS MB\t requests\t MB sent\t MB received\t docs read\t docs written\t")
-	fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
+	fmt.Fprintln(tw, "| phase\t contender\t seconds\t docs/s\t MB/s\t peak RSS MB\t CPU s\t server CPU s\t requests\t MB sent\t MB received\t docs read\t docs written\t")
+	fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
 	row := func(phase, who string, ms *Measure) {
 		if ms == nil {
 			return
 		}
-		fmt.Fprintf(tw, "| %s\t %s\t %.2f\t %.0f\t %.1f\t %.1f\t %d\t %.1f\t %.1f\t %d\t %d\t\n", phase, who, ms.Seconds, ms.DocsPerSec, ms.MBPerSec,
-			mb(ms.PeakRSS), ms.Requests, mb(ms.BytesSent), mb(ms.BytesReceived), ms.DocsRead, ms.DocsWritten)
+		fmt.Fprintf(tw, "| %s\t %s\t %.2f\t %.0f\t %.1f\t %.1f\t %.2f\t %.2f\t %d\t %.1f\t %.1f\t %d\t %d\t\n", phase, who, ms.Seconds, ms.DocsPerSec, ms.MBPerSec,
+			mb(ms.PeakRSS), ms.CPUSeconds, ms.ServerCPUSeconds, ms.Requests, mb(ms.BytesSent), mb(ms.BytesReceived), ms.DocsRead, ms.DocsWritten)
 	}
 	if p := r.Pull; p != nil {
 		row("pull", "settee", p.Settee)
 		row("pull", "pouchdb", p.PouchDB)
 		if l := p.PullLimit; l != nil {
-			fmt.Fprintf(tw, "| pull\t limit (stream %.2fs + SQLite insert %.2fs)\t %.2f\t %.0f\t %.1f\t \t %d\t \t %.1f\t %d\t \t\n",
-				l.StreamSeconds, l.InsertSeconds, l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, l.Requests, mb(l.BytesReceived), l.Rows)
+			fmt.Fprintf(tw, "| pull\t limit (stream %.2fs + SQLite insert %.2fs)\t %.2f\t %.0f\t %.1f\t \t \t %.2f\t %d\t \t %.1f\t %d\t \t\n",
+				l.StreamSeconds, l.InsertSeconds, l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, l.ServerCPUSeconds, l.Requests, mb(l.BytesReceived), l.Rows)
 		}
 	}
 	if p := r.Push; p != nil {
 		row("push", "settee", p.Settee)
 		row("push", "pouchdb", p.PouchDB)
 		if l := p.PushLimit; l != nil {
-			fmt.Fprintf(tw, "| push\t limit (_bulk_docs new_edits=false)\t %.2f\t %.0f\t %.1f\t \t %d\t %.1f\t \t \t \t\n",
-				l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, l.Requests, mb(l.BytesSent))
+			fmt.Fprintf(tw, "| push\t limit (_bulk_docs new_edits=false)\t %.2f\t %.0f\t %.1f\t \t \t %.2f\t %d\t %.1f\t \t \t \t\n",
+				l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, l.ServerCPUSeconds, l.Requests, mb(l.BytesSent))
 		}
 	}
 	if p := r.Noop; p != nil {

@@ -75,13 +75,25 @@ type Measure struct {
 	// (pull and push only).
 	MBPerSec float64 `json:"mb_per_sec,omitempty"`
 	// PeakRSS is the child process's peak resident set (wait4's Maxrss).
-	PeakRSS       int64  `json:"peak_rss_bytes"`
-	Requests      int64  `json:"requests"`
-	BytesSent     int64  `json:"bytes_sent"`
-	BytesReceived int64  `json:"bytes_received"`
+	PeakRSS  int64 `json:"peak_rss_bytes"`
+	Requests int64 `json:"requests"`
+	// BytesSent and BytesReceived are socket bytes (headers included,
+	// responses as compressed on the wire), counted the same way for
+	// every contender.
+	BytesSent     int64 `json:"bytes_sent"`
+	BytesReceived int64 `json:"bytes_received"`
+	// Body bytes after gzip decoding, as our couch client counts them.
+	BodyBytesSent int64  `json:"body_bytes_sent,omitempty"`
+	BodyBytesRecv int64  `json:"body_bytes_received,omitempty"`
 	DocsRead      int64  `json:"docs_read"`
 	DocsWritten   int64  `json:"docs_written"`
 	CPUProfile    string `json:"cpu_profile,omitempty"`
+	// CPUSeconds is the process's user+system CPU time; ServerCPUSeconds
+	// the server's during the process's life (only for a server the
+	// harness started). Server CPU close to Seconds means the server was
+	// the bottleneck.
+	CPUSeconds       float64 `json:"cpu_seconds"`
+	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 }
 
 // Phase is a re-sync measured for each contender.

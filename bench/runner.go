@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,14 +26,20 @@ type childStats struct {
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
 	Failures      int64   `json:"doc_write_failures"`
+	// Body bytes (after gzip decoding), from the couch client's own stats.
+	BodyBytesSent int64 `json:"body_bytes_sent,omitempty"`
+	BodyBytesRecv int64 `json:"body_bytes_received,omitempty"`
 }
 
 // runMeasured runs a contender's process, parses its stats line and takes
 // its peak RSS from wait4's rusage.
-func runMeasured(ctx context.Context, cmd *exec.Cmd, docs int) (*Measure, error) {
+func runMeasured(ctx context.Context, cmd *exec.Cmd, docs int, verbose io.Writer) (*Measure, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
+	if verbose != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, verbose)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	start := time.Now()
@@ -58,6 +65,8 @@ func runMeasured(ctx context.Context, cmd *exec.Cmd, docs int) (*Measure, error)
 		BytesReceived:  st.BytesReceived,
 		DocsRead:       st.DocsRead,
 		DocsWritten:    st.DocsWritten,
+		BodyBytesSent:  st.BodyBytesSent,
+		BodyBytesRecv:  st.BodyBytesRecv,
 	}
 	if st.Seconds > 0 {
 		m.DocsPerSec = float64(docs) / st.Seconds
@@ -65,6 +74,7 @@ func runMeasured(ctx context.Context, cmd *exec.Cmd, docs int) (*Measure, error)
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		m.PeakRSS = int64(ru.Maxrss) << 10 // kilobytes on Linux
 	}
+	m.CPUSeconds = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	return m, ctx.Err()
 }
 

@@ -121,6 +121,28 @@ func (s *pouchServer) RSS() int64 {
 	return procStatusBytes(s.cmd.Process.Pid, "VmRSS:")
 }
 
+// CPU returns the server process's user+system CPU time so far, in
+// seconds (0 when unknown).
+func (s *pouchServer) CPU() float64 {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// the 14th and 15th fields of the whole line, in clock ticks (100/s).
+	i := strings.LastIndexByte(string(data), ')')
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return float64(ut+st) / 100
+}
+
 // procStatusBytes reads a "kB" field of /proc/<pid>/status.
 func procStatusBytes(pid int, field string) int64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))

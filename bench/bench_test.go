@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/localdb"
+)
+
+// TestMain lets the test binary serve as the harness's child process, as
+// the bench binary does.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := runChild(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the whole harness on a tiny dataset: every phase, every
+// contender (PouchDB included), against a pouchdb-server it starts.
+func TestSmoke(t *testing.T) {
+	dir := t.TempDir()
+	work := filepath.Join(dir, "work")
+	out := filepath.Join(dir, "out", "results.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"-docs", "200", "-seed", "7", "-workdir", work, "-keep", "-out", out, "-root", "."}, &stdout, &stderr)
+	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res Results
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatalf("results.json does not parse: %v", err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %q", res.Errors)
+	}
+	ds := &Dataset{Seed: 7, Docs: 200}
+	if res.Dataset.Docs != 200 || res.Dataset.Attachments != 2 || res.Dataset.Conflicted == 0 || res.Dataset.Deleted == 0 {
+		t.Errorf("dataset stats %+v: want 200 docs, 2 attachments, some conflicts and deletions", res.Dataset)
+	}
+
+	// The local store filled by our pull holds the source's documents.
+	db, err := localdb.Open(filepath.Join(work, "settee.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	info, err := db.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.DocCount != int64(res.Dataset.Live) || info.DocDelCount != int64(res.Dataset.Deleted) {
+		t.Errorf("local store: doc_count %d, doc_del_count %d; want %d, %d", info.DocCount, info.DocDelCount, res.Dataset.Live, res.Dataset.Deleted)
+	}
+	// A changed document has the incremental step's revision.
+	edited, err := ds.Edit(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := db.Get(ctx, edited.ID, localdb.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rev != edited.Leaves[0].Rev() {
+		t.Errorf("%s: rev %s, want the edited %s", edited.ID, doc.Rev, edited.Leaves[0].Rev())
+	}
+
+	// Every contender ran and the ratios were computed.
+	for name, m := range map[string]*Measure{
+		"pull settee": res.Pull.Settee, "pull pouchdb": res.Pull.PouchDB,
+		"push settee": res.Push.Settee, "push pouchdb": res.Push.PouchDB,
+	} {
+		if m == nil {
+			t.Errorf("%s: no measure", name)
+			continue
+		}
+		if m.Seconds <= 0 || m.DocsPerSec <= 0 || m.PeakRSS <= 0 || m.Requests <= 0 {
+			t.Errorf("%s: implausible measure %+v", name, m)
+		}
+	}
+	if res.Pull.PullLimit == nil || res.Pull.PullLimit.Rows != res.Dataset.Live || res.Push.PushLimit == nil {
+		t.Errorf("limits: pull %+v push %+v", res.Pull.PullLimit, res.Push.PushLimit)
+	}
+	r := res.Ratios
+	if r.PullVsPouchDBDocsPerSec <= 0 || r.PushVsPouchDBDocsPerSec <= 0 || r.PullTimeVsLimit <= 0 || r.PushTimeVsLimit <= 0 {
+		t.Errorf("ratios not computed: %+v", r)
+	}
+	if res.Incremental == nil || res.Incremental.Settee == nil || res.Incremental.Settee.DocsRead != int64(ds.ChangedCount()) {
+		t.Errorf("incremental: %+v, want %d docs read", res.Incremental, ds.ChangedCount())
+	}
+	if res.Noop == nil || res.Noop.Settee == nil || res.Noop.Settee.DocsRead != 0 {
+		t.Errorf("no-op re-sync: %+v", res.Noop)
+	}
+	if len(res.Targets) < 5 {
+		t.Errorf("targets: %+v", res.Targets)
+	}
+	svg, err := os.ReadFile(strings.TrimSuffix(out, ".json") + ".svg")
+	if err != nil || !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("pull settee")) {
+		t.Errorf("chart: %v %.100q", err, svg)
+	}
+	if !strings.Contains(stdout.String(), "| pull") {
+		t.Errorf("no table on stdout")
+	}
+}
