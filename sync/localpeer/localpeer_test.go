@@ -170,9 +170,34 @@ func TestLocalToLocal(t *testing.T) {
 	if !bytes.Equal(got, big) {
 		t.Fatalf("attachment: %d bytes", len(got))
 	}
+	// An edit that keeps the attachment travels with a stub: no PutDoc.
+	prev, _ := b.Get(ctx, "att", localdb.GetOptions{})
+	prev.Body = json.RawMessage(`{"edited":true}`)
+	rev2, err := b.Put(ctx, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &countingPeer{Peer: localpeer.New(a)}
+	if _, err := sync.Replicate(ctx, sync.Options{Source: localpeer.New(b), Target: cp}); err != nil {
+		t.Fatal(err)
+	}
+	ga2, err := a.Get(ctx, "att", localdb.GetOptions{})
+	if err != nil || ga2.Rev != rev2 || ga2.Attachments["big"] == nil || cp.putDocs != 0 {
+		t.Fatalf("stub edit: %v rev %s atts %v putdocs %d", err, ga2.Rev, ga2.Attachments, cp.putDocs)
+	}
 	// In sync: nothing more moves.
 	res = syncLocal(t, a, b)
 	if res.Push.Stats.DocsRead+res.Pull.Stats.DocsRead != 0 {
 		t.Fatalf("resync moved docs: %+v %+v", res.Push.Stats, res.Pull.Stats)
 	}
+}
+
+type countingPeer struct {
+	*localpeer.Peer
+	putDocs int
+}
+
+func (p *countingPeer) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
+	p.putDocs++
+	return p.Peer.PutDoc(ctx, doc)
 }
