@@ -22,7 +22,7 @@ var (
 
 // defaultOps is the number of operations per seed; with the fixed seeds
 // plus one fresh seed per run that is a few thousand operations.
-const defaultOps = 1000
+const defaultOps = 800
 
 // TestDifferential applies the same random operations to localdb and to
 // pouchdb-server and asserts they agree (see the package comment).
@@ -58,8 +58,8 @@ func TestDifferential(t *testing.T) {
 			h := newHarness(t, seed, openStore(t), newPouch(dbURL))
 			h.run(ops)
 			total += h.op
-			t.Logf("seed %d: %d ops (%d replicated docs, %d local edits of which %d refused and %d mirrored), %d comparisons, %d of %d docs tainted",
-				seed, h.op, h.stats.replicated, h.stats.edits, h.stats.refused, h.stats.mirrored, h.stats.compares, h.tainted(), len(h.docs))
+			t.Logf("seed %d: %d ops (%d replicated docs, %d local edits of which %d refused and %d mirrored), %d comparisons, %d of %d docs tainted, %d localdb writes, %d pouchdb-server requests",
+				seed, h.op, h.stats.replicated, h.stats.edits, h.stats.refused, h.stats.mirrored, h.stats.compares, h.tainted(), len(h.docs), h.localWrites, h.pc.requests)
 		})
 	}
 	t.Logf("%d operations over %d seeds", total, len(seeds))
@@ -95,6 +95,9 @@ type harness struct {
 	batch                    int
 	localWrites, pouchWrites int
 	softErrs                 map[string]bool
+	// The changes feed's positions at the last comparison, per side.
+	sinceSeq, pouchSinceSeq     int64
+	sinceEpoch, pouchSinceEpoch int
 
 	stats struct{ replicated, edits, refused, mirrored, compares int }
 }
@@ -182,10 +185,10 @@ func (h *harness) run(ops int) {
 			h.flushPouch()
 		}
 		if h.op%200 == 0 {
-			h.compare()
+			h.compare(false)
 		}
 	}
-	h.compare()
+	h.compare(true)
 }
 
 // flushLocal sends the pending replicated writes to localdb in one

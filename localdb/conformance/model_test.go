@@ -45,7 +45,9 @@ type docModel struct {
 	// localEpoch and pouchEpoch number the write (per side) that last
 	// changed the document, for the changes-feed order check.
 	localEpoch, pouchEpoch int
-	log                    []string
+	// pouchChecked is pouchEpoch when pouchdb-server was last compared.
+	pouchChecked int
+	log          []string
 }
 
 func newDocModel(id string) *docModel {

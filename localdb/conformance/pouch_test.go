@@ -17,8 +17,9 @@ import (
 // pouch is a minimal HTTP client for one pouchdb-server database: just the
 // calls the differential test compares.
 type pouch struct {
-	db string // database URL
-	c  *http.Client
+	db       string // database URL
+	c        *http.Client
+	requests int
 }
 
 func newPouch(dbURL string) *pouch {
@@ -28,6 +29,7 @@ func newPouch(dbURL string) *pouch {
 // do sends a request and decodes a JSON answer into out (when not nil). It
 // returns the HTTP status; transport and decoding problems are errors.
 func (p *pouch) do(ctx context.Context, method, path string, q url.Values, body any, out any) (int, error) {
+	p.requests++
 	u := p.db + path
 	if len(q) > 0 {
 		u += "?" + q.Encode()
