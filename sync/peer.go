@@ -2,6 +2,18 @@
 // replication protocol: push, pull and two-way sync, one-shot or
 // continuous. A peer is the local SQLite store (package sync/localpeer) or a
 // CouchDB database over HTTP (package sync/couch).
+//
+// Replicate runs one direction, Sync both; New and NewSync return a
+// Replicator handle (Start, Stop, Status) for the CLI and the mobile layer.
+// A replication is a pipeline under one errgroup with bounded channels:
+// changes reader -> revs_diff -> fetch workers (_bulk_get, or open_revs per
+// document) -> _bulk_docs writer, documents with attachment bodies being
+// streamed to the target with PutDoc as they are read. Checkpoints
+// (_local/<ReplicationID> on both peers, CouchDB's replication log format)
+// record the last sequence below which every change is written, even when
+// batches finish out of order; sequences are opaque and never compared.
+// Transient errors are retried with backoff; a continuous replication goes
+// offline and comes back by itself.
 package sync
 
 import (
