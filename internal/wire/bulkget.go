@@ -36,15 +36,17 @@ type BulkGetResult struct {
 }
 
 // BulkGetDocJSON is one element of a result's "docs": exactly one of OK (a
-// document's JSON) and Error is set.
+// document's JSON), Error, or Missing (PouchDB's {"missing": rev}) is set.
 type BulkGetDocJSON struct {
-	OK    json.RawMessage `json:"ok,omitempty"`
-	Error *BulkGetError   `json:"error,omitempty"`
+	OK      json.RawMessage `json:"ok,omitempty"`
+	Error   *BulkGetError   `json:"error,omitempty"`
+	Missing *string         `json:"missing,omitempty"`
 }
 
 // ReadBulkGet streams a JSON _bulk_get answer, calling fn for each document
 // (attachments inline or stubs) and, with a nil document, for each error
-// entry as a *RevError. It never holds more than one document in memory.
+// entry (CouchDB's {"error": {...}}, PouchDB's {"missing": rev}) as a
+// *RevError. It never holds more than one document in memory.
 func ReadBulkGet(r io.Reader, fn DocFunc) error {
 	dec := json.NewDecoder(r)
 	if err := expectDelim(dec, '{'); err != nil {
@@ -129,6 +131,8 @@ func readBulkGetResult(dec *json.Decoder, fn DocFunc) error {
 
 func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 	switch {
+	case e.Missing != nil:
+		return fn(nil, missingRev(id, *e.Missing))
 	case e.Error != nil:
 		eid := e.Error.ID
 		if eid == "" {

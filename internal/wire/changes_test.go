@@ -130,6 +130,16 @@ func TestBulkGetJSONFixture(t *testing.T) {
 		t.Fatalf("docs %+v", docs)
 	}
 	var re *RevError
+	// PouchDB's form of a missing revision
+	err = ReadBulkGet(strings.NewReader(`{"results":[{"id":"nope","docs":[{"missing":"1-abc"}]}]}`), func(d *couchdoc.Doc, e error) error {
+		if !errors.As(e, &re) || re.ID != "nope" || re.Rev != "1-abc" || !errors.Is(e, couchdoc.ErrNotFound) {
+			t.Errorf("pouchdb missing: %v", e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(errs) != 2 || !errors.Is(errs[0], couchdoc.ErrNotFound) || !errors.Is(errs[1], couchdoc.ErrForbidden) ||
 		!errors.As(errs[0], &re) || re.ID != "gone" {
 		t.Fatalf("errs %v", errs)

@@ -1,0 +1,182 @@
+package couch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/sync"
+)
+
+// maxJSONAnswer bounds the small JSON answers read whole (info, _local
+// docs, _revs_diff, _bulk_docs results).
+const maxJSONAnswer = 256 << 20
+
+// call sends a replayable request and reads its whole (small) JSON answer,
+// retrying also when the answer is cut short.
+func (db *DB) call(ctx context.Context, r *request) (status int, body []byte, err error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := db.do(ctx, r)
+		if err != nil {
+			return 0, nil, err
+		}
+		body, err = io.ReadAll(io.LimitReader(resp.Body, maxJSONAnswer))
+		resp.Body.Close()
+		if err == nil {
+			return resp.StatusCode, body, nil
+		}
+		if ctx.Err() != nil || !IsRetryable(err) || attempt >= db.opts.Retries {
+			return 0, nil, err
+		}
+		db.retries.Add(1)
+		t := time.NewTimer(backoff(attempt, db.opts.BackoffBase, db.opts.BackoffMax))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// callJSON is call decoding the answer into out.
+func (db *DB) callJSON(ctx context.Context, r *request, out any) error {
+	_, body, err := db.call(ctx, r)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return db.malformed(r, err)
+	}
+	return nil
+}
+
+// malformed wraps an answer that does not parse.
+func (db *DB) malformed(r *request, err error) error {
+	var me *wire.MalformedError
+	if !errors.As(err, &me) {
+		err = &wire.MalformedError{What: "answer", Err: err}
+	}
+	return fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), err)
+}
+
+// Info returns the database's info (GET /{db}). A missing database is
+// couchdoc.ErrNotFound, bad credentials couchdoc.ErrUnauthorized or
+// couchdoc.ErrForbidden, each in an *HTTPError naming the peer.
+func (db *DB) Info(ctx context.Context) (*sync.PeerInfo, error) {
+	var info sync.PeerInfo
+	r := &request{method: http.MethodGet}
+	if err := db.callJSON(ctx, r, &info); err != nil {
+		return nil, err
+	}
+	if len(info.UpdateSeq) == 0 {
+		return nil, db.malformed(r, errors.New("no update_seq in the database info"))
+	}
+	return &info, nil
+}
+
+// Create creates the database (PUT /{db}): couchdoc.ErrFileExists (412) if
+// it exists.
+func (db *DB) Create(ctx context.Context) error {
+	_, _, err := db.call(ctx, &request{method: http.MethodPut})
+	return err
+}
+
+// GetLocal returns the _local document id (without the "_local/" prefix)
+// as JSON, or couchdoc.ErrNotFound.
+func (db *DB) GetLocal(ctx context.Context, id string) (json.RawMessage, error) {
+	r := &request{method: http.MethodGet, path: "/" + escapeDocID(couchdoc.LocalPrefix+id)}
+	_, body, err := db.call(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) {
+		return nil, db.malformed(r, errors.New("invalid JSON"))
+	}
+	return body, nil
+}
+
+// PutLocal writes the _local document id (without the prefix); body holds
+// the _rev it replaces, if any. It returns the new rev; a stale _rev is
+// couchdoc.ErrConflict.
+func (db *DB) PutLocal(ctx context.Context, id string, body json.RawMessage) (string, error) {
+	var res couchdoc.DocResult
+	r := &request{method: http.MethodPut, path: "/" + escapeDocID(couchdoc.LocalPrefix+id), body: body, contentType: "application/json"}
+	if err := db.callJSON(ctx, r, &res); err != nil {
+		return "", err
+	}
+	if res.Rev == "" {
+		return "", db.malformed(r, errors.New("no rev in the answer"))
+	}
+	return res.Rev, nil
+}
+
+// RevsDiff returns, per document id, the revisions the database lacks
+// (POST /{db}/_revs_diff). Ids with nothing missing are absent.
+func (db *DB) RevsDiff(ctx context.Context, revs map[string][]string) (map[string]couchdoc.RevsDiffResult, error) {
+	if len(revs) == 0 {
+		return map[string]couchdoc.RevsDiffResult{}, nil
+	}
+	body, err := json.Marshal(revs)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{method: http.MethodPost, path: "/_revs_diff", body: body, contentType: "application/json"}
+	_, ans, err := db.call(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	m, err := wire.ParseRevsDiff(ans)
+	if err != nil {
+		return nil, db.malformed(r, err)
+	}
+	for id, res := range m {
+		if len(res.Missing) == 0 {
+			delete(m, id)
+		}
+	}
+	return m, nil
+}
+
+// BulkDocs writes docs with new_edits=false in one POST /{db}/_bulk_docs
+// (attachments inline or stubs) and returns the per-document failures. The
+// request is idempotent, so it is retried like a read.
+func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	for _, d := range docs {
+		for name, a := range d.Attachments {
+			if !a.Stub && a.Body != nil && a.Data == nil {
+				return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "BulkDocs: attachment %q of %q is streamed; use PutDoc", name, d.ID)
+			}
+		}
+	}
+	body, err := wire.AppendBulkDocs(make([]byte, 0, 1024*len(docs)), docs, false)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{method: http.MethodPost, path: "/_bulk_docs", body: body, contentType: "application/json"}
+	_, ans, err := db.call(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	failed, err := wire.ReadBulkDocsResult(bytesReader(ans))
+	if err != nil {
+		return nil, db.malformed(r, err)
+	}
+	return failed, nil
+}
+
+// EnsureFullCommit asks the database to make its writes durable (POST
+// /{db}/_ensure_full_commit).
+func (db *DB) EnsureFullCommit(ctx context.Context) error {
+	_, _, err := db.call(ctx, &request{method: http.MethodPost, path: "/_ensure_full_commit", body: []byte("{}"), contentType: "application/json"})
+	return err
+}

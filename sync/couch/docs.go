@@ -1,0 +1,164 @@
+package couch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/sync"
+)
+
+// acceptDocs asks for multipart answers (attachments as raw bytes) and
+// takes JSON from peers without them (PouchDB).
+const acceptDocs = "multipart/mixed, application/json"
+
+// OpenRevs fetches revisions of one document: GET
+// /{db}/{id}?revs=true&latest=true&open_revs=[...]&attachments=true&atts_since=[...]
+// with Accept: multipart/mixed. It reads CouchDB's multipart answers
+// (attachment bodies streamed and checked against their digests) and
+// PouchDB's JSON answers (attachments inline). fn gets each revision, or a
+// nil document and a *wire.RevError (matching couchdoc.ErrNotFound) for a
+// missing one. Attachment bodies are only valid inside fn.
+func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince []string, fn func(doc *couchdoc.Doc, revErr error) error) error {
+	if len(revs) == 0 {
+		return nil
+	}
+	q := url.Values{}
+	q.Set("revs", "true")
+	q.Set("latest", "true")
+	q.Set("attachments", "true")
+	openRevs, _ := json.Marshal(revs)
+	q.Set("open_revs", string(openRevs))
+	if len(attsSince) > 0 {
+		as, _ := json.Marshal(attsSince)
+		q.Set("atts_since", string(as))
+	}
+	r := &request{method: http.MethodGet, path: "/" + escapeDocID(id), query: q, accept: acceptDocs}
+	return db.readDocs(ctx, r, fn)
+}
+
+// BulkGet fetches many revisions in one POST
+// /{db}/_bulk_get?revs=true&latest=true&attachments=true, each with its
+// atts_since, asking for multipart/mixed and reading JSON too. fn has the
+// contract of OpenRevs; per-revision errors ({"error": {...}} entries) go
+// to it as *wire.RevError.
+//
+// A peer without _bulk_get answers 404 (couchdoc.ErrNotFound), 405, 400 or
+// 501: BulkGet returns that *HTTPError before calling fn, and the caller
+// falls back to OpenRevs.
+func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error {
+	if len(reqs) == 0 {
+		return nil
+	}
+	body := wire.BulkGetRequest{Docs: make([]wire.BulkGetRef, len(reqs))}
+	for i, rq := range reqs {
+		body.Docs[i] = wire.BulkGetRef{ID: rq.ID, Rev: rq.Rev, AttsSince: rq.AttsSince}
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	q.Set("revs", "true")
+	q.Set("latest", "true")
+	q.Set("attachments", "true")
+	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptDocs}
+	return db.readDocs(ctx, r, fn)
+}
+
+// readDocs sends r and streams its document answer to fn.
+func (db *DB) readDocs(ctx context.Context, r *request, fn wire.DocFunc) error {
+	resp, err := db.do(ctx, r)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var fnErr error
+	wrapped := func(doc *couchdoc.Doc, revErr error) error {
+		fnErr = fn(doc, revErr)
+		return fnErr
+	}
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = "application/json"
+	}
+	if r.path == "/_bulk_get" && !isMultipart(ct) {
+		err = wire.ReadBulkGet(resp.Body, wrapped)
+	} else {
+		err = wire.ReadDocs(resp.Body, ct, wrapped)
+	}
+	switch {
+	case err == nil || (fnErr != nil && err == fnErr):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	var me *wire.MalformedError
+	if errors.As(err, &me) || errors.Is(err, couchdoc.ErrDigestMismatch) {
+		return db.malformed(r, err)
+	}
+	return err
+}
+
+func isMultipart(ct string) bool {
+	return len(ct) >= 10 && ct[:10] == "multipart/"
+}
+
+// PutDoc writes one document with new_edits=false: PUT
+// /{db}/{id}?new_edits=false. A document with attachment bytes (Data or a
+// streamed Body) goes as multipart/related, its Bodies streamed through a
+// pipe and never held in memory; such a request is sent once, not retried
+// here (its failures are *UnreachableError or 5xx *HTTPError, which
+// IsRetryable reports, so the replicator retries the document). A document
+// with stubs only goes as JSON and is retried like any request. A Body that
+// does not match its Length or Digest fails with couchdoc.ErrDigestMismatch.
+func (db *DB) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
+	if doc.ID == "" {
+		return couchdoc.Errorf(couchdoc.ErrBadRequest, "PutDoc: document without _id")
+	}
+	q := url.Values{}
+	q.Set("new_edits", "false")
+	r := &request{method: http.MethodPut, path: "/" + escapeDocID(doc.ID), query: q}
+	if !wire.HasFollows(doc) {
+		body, err := doc.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		r.body, r.contentType = body, "application/json"
+		_, _, err = db.call(ctx, r)
+		return err
+	}
+	rel, err := wire.NewRelated(doc)
+	if err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	writeErr := make(chan error, 1)
+	go func() {
+		_, err := rel.WriteTo(pw)
+		pw.CloseWithError(err)
+		writeErr <- err
+	}()
+	r.stream, r.streamLen, r.contentType = pr, rel.Len(), rel.ContentType()
+	resp, err := db.do(ctx, r)
+	pr.CloseWithError(errRequestDone) // unblocks the writer if the request ended early
+	werr := <-writeErr
+	if resp != nil {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}
+	if werr != nil && !errors.Is(werr, errRequestDone) && !errors.Is(werr, io.ErrClosedPipe) {
+		// The body failed on our side (a local read error, a digest
+		// mismatch): that, not the cut request, is the cause.
+		return fmt.Errorf("%s: PUT %s: write body: %w", db.name, db.pathOf(r), werr)
+	}
+	return err
+}
+
+var errRequestDone = errors.New("couch: request finished")

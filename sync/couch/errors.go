@@ -1,0 +1,98 @@
+package couch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+)
+
+// HTTPError is a CouchDB error answer (status >= 400). It unwraps to the
+// *couchdoc.Error carrying the status, so errors.Is(err,
+// couchdoc.ErrNotFound) and couchdoc.StatusOf work.
+type HTTPError struct {
+	Peer   string // the database URL, without credentials
+	Method string
+	Path   string
+	// RetryAfter is the server's Retry-After, if any.
+	RetryAfter time.Duration
+	Err        *couchdoc.Error
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("%s: %s %s: %d %v", e.Peer, e.Method, e.Path, e.Err.Status, e.Err)
+}
+
+// Unwrap returns the CouchDB error.
+func (e *HTTPError) Unwrap() error { return e.Err }
+
+// Transient reports whether repeating the request may succeed: 5xx, 408
+// and 429.
+func (e *HTTPError) Transient() bool { return transientStatus(e.Err.Status) }
+
+func transientStatus(s int) bool {
+	return s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
+}
+
+// UnreachableError is a request that got no complete answer: the peer
+// could not be reached, the connection broke, the body was cut short, or
+// the peer went silent for longer than Options.Timeout (TimedOut). It
+// is always transient.
+type UnreachableError struct {
+	Peer     string
+	Method   string
+	Path     string
+	TimedOut bool
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	what := "unreachable"
+	if e.TimedOut {
+		what = "timed out"
+	}
+	return fmt.Sprintf("%s: %s %s: peer %s: %v", e.Peer, e.Method, e.Path, what, e.Err)
+}
+
+// Unwrap returns the transport error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Transient is always true: the same request may get through later.
+func (e *UnreachableError) Transient() bool { return true }
+
+// errTimeout is the cause of an UnreachableError with TimedOut set.
+var errTimeout = errors.New("no answer within the timeout")
+
+// IsRetryable reports whether a failed call may succeed if repeated: the
+// peer was unreachable, timed out or cut the answer short, or answered
+// 5xx, 408 or 429. Answers such as 400, 401, 403, 404, 409 and 412,
+// malformed answers, digest mismatches and a done context are not.
+func IsRetryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var t interface{ Transient() bool }
+	if errors.As(err, &t) {
+		return t.Transient()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return false // the caller's deadline: retrying cannot help
+	}
+	var ce *couchdoc.Error
+	if errors.As(err, &ce) {
+		return transientStatus(ce.Status)
+	}
+	return !errors.Is(err, wire.ErrMalformed)
+}
+
+// Temporary is always true (UnreachableError is a net.Error, so stream
+// readers pass it through unchanged).
+func (e *UnreachableError) Temporary() bool { return true }
+
+// Timeout reports whether the peer went silent for too long (it makes
+// UnreachableError a net.Error).
+func (e *UnreachableError) Timeout() bool { return e.TimedOut }
