@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	gosync "sync"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -29,18 +30,25 @@ func (db *DB) Subscribe() (<-chan struct{}, func()) {
 	out := make(chan struct{}, 1)
 	done := make(chan struct{})
 	stopped := make(chan struct{})
-	if err := db.enter(); err != nil {
+	db.lmu.Lock()
+	if db.closed {
+		db.lmu.Unlock()
 		close(out)
 		return out, func() {}
 	}
+	db.subs.Add(1)
+	db.lmu.Unlock()
 	go func() {
-		defer db.leave()
+		defer db.subs.Done()
 		defer close(out)
 		defer close(stopped)
 		for {
 			db.nmu.Lock()
 			ch := db.notify
 			db.nmu.Unlock()
+			if db.isClosing() {
+				return
+			}
 			select {
 			case <-done:
 				return
@@ -55,13 +63,10 @@ func (db *DB) Subscribe() (<-chan struct{}, func()) {
 			}
 		}
 	}()
-	var once bool
+	var once gosync.Once
 	return out, func() {
-		if !once {
-			once = true
-			close(done)
-			<-stopped
-		}
+		once.Do(func() { close(done) })
+		<-stopped
 	}
 }
 
@@ -277,7 +282,7 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 	}
 	doc := &couchdoc.Doc{ID: r.id, Rev: win.Rev.String(), Deleted: win.Deleted, Body: r.body}
 	if r.hasAtts && r.revRow.Valid {
-		err := db.readTx(ctx, func(tx *sql.Tx) error {
+		err := db.readTxIn(ctx, func(tx *sql.Tx) error {
 			return db.fillAtts(ctx, tx, doc, r.revRow.Int64, t, leaves[0], GetOptions{})
 		})
 		if err != nil {

@@ -48,7 +48,8 @@ type DB struct {
 
 	lmu    gosync.Mutex
 	closed bool
-	active gosync.WaitGroup
+	active gosync.WaitGroup // calls in flight
+	subs   gosync.WaitGroup // Subscribe goroutines
 }
 
 func dsn(path string, extra string) string {
@@ -163,6 +164,25 @@ func newUUID() string {
 	return fmt.Sprintf("%x", b[:])
 }
 
+// readTx runs fn in a read transaction (one consistent snapshot).
+func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
+	return db.readTxIn(ctx, fn)
+}
+
+// readTxIn is readTx for callers already inside enter/leave.
+func (db *DB) readTxIn(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.reader.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
 // enter registers a call in flight; it fails once Close has begun.
 func (db *DB) enter() error {
 	db.lmu.Lock()
@@ -187,10 +207,8 @@ func (db *DB) Close() error {
 	db.closed = true
 	db.lmu.Unlock()
 	db.active.Wait()
-	db.nmu.Lock()
-	close(db.notify) // wake waiters so they see ErrClosed
-	db.notify = make(chan struct{})
-	db.nmu.Unlock()
+	db.broadcast() // wake waiters and subscriptions so they see the close
+	db.subs.Wait()
 	var errs []error
 	db.wmu.Lock()
 	for _, s := range db.stmts {

@@ -29,20 +29,6 @@ func loadRow(ctx context.Context, q querier, id string) (*docState, error) {
 	return st, st.setTree(tree)
 }
 
-// readTx runs fn in a read transaction (one consistent snapshot).
-func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if err := db.enter(); err != nil {
-		return err
-	}
-	defer db.leave()
-	tx, err := db.reader.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin read: %w", err)
-	}
-	defer tx.Rollback()
-	return fn(tx)
-}
-
 // Get returns one revision of a document, with CouchDB's GET options: the
 // winner by default, opts.Rev for a given revision (a tombstone too). A
 // missing document or revision is ErrNotFound with reason "missing"; a

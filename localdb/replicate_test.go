@@ -87,8 +87,8 @@ func TestReplicatedIdempotentAndAncestorsById(t *testing.T) {
 
 func TestReplicatedPartialOverlapAndStemmed(t *testing.T) {
 	db := open(t)
-	repl(t, db, "d", false, `{}`, "5-e", "4-d")               // stemmed history
-	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a") // longer history extends it
+	repl(t, db, "d", false, `{}`, "5-e", "4-d")                // stemmed history
+	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a")  // longer history extends it
 	repl(t, db, "d", false, `{}`, "7-9a", "6-f", "5-e", "4-d") // overlaps partially
 	repl(t, db, "d", false, `{}`, "3-9b", "2-b", "1-a")        // a branch low down
 	doc, err := db.Get(bg, "d", localdb.GetOptions{Revs: true})

@@ -15,6 +15,7 @@ type wtx struct {
 	ctx context.Context
 	tx  *sql.Tx
 	seq int64 // highest sequence assigned so far
+	bound map[string]*sql.Stmt // the writer's statements bound to tx
 	// fed is set when a committed change must wake feed readers.
 	fed bool
 }
@@ -53,8 +54,16 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 // stmt returns the writer's prepared statement for query, bound to the
 // transaction. Callers hold db.wmu.
 func (w *wtx) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := w.bound[query]; ok {
+		return s, nil
+	}
 	if s, ok := w.db.stmts[query]; ok {
-		return w.tx.StmtContext(w.ctx, s), nil
+		if w.bound == nil {
+			w.bound = make(map[string]*sql.Stmt)
+		}
+		ts := w.tx.StmtContext(w.ctx, s)
+		w.bound[query] = ts
+		return ts, nil
 	}
 	// Not in writeQueries: prepare for this transaction only.
 	s, err := w.tx.PrepareContext(w.ctx, query)

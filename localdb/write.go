@@ -142,8 +142,15 @@ func normBody(body json.RawMessage) ([]byte, error) {
 	if len(b) == 0 {
 		return []byte("{}"), nil
 	}
-	if b[0] != '{' || !json.Valid(b) {
+	if b[0] != '{' {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Document must be a JSON object")
+	}
+	valid, space := checkJSON(b)
+	if !valid {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid JSON body")
+	}
+	if !space {
+		return b, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(b))

@@ -18,7 +18,6 @@ CREATE TABLE docs (
 	tree       BLOB    NOT NULL
 );
 CREATE INDEX docs_conflicted ON docs (id) WHERE conflicted = 1;
-CREATE INDEX docs_deleted ON docs (deleted);
 
 -- revs holds the bodies of the revisions we have; revisions known only by
 -- id live in docs.tree alone.

@@ -1,0 +1,176 @@
+package localdb_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	gosync "sync"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+func TestReopenKeepsUUIDAndData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uuid := db.UUID()
+	put(t, db, "a", "", `{"k":"v"}`)
+	if err := db.SetRevsLimit(bg, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Info(bg); !errors.Is(err, localdb.ErrClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+	db, err = localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if db.UUID() != uuid || len(uuid) != 32 || db.RevsLimit() != 7 || db.Path() != path {
+		t.Fatalf("uuid %s vs %s, revs limit %d", db.UUID(), uuid, db.RevsLimit())
+	}
+	if s, _ := db.WaitForChange(bg, 0); s != 1 {
+		t.Fatalf("update seq after reopen %d", s)
+	}
+	if _, err := db.Get(bg, "a", localdb.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	other := open(t)
+	if other.UUID() == uuid {
+		t.Fatal("two databases share a uuid")
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(fmt.Sprintf("PRAGMA user_version = %d", localdb.SchemaVersion()+1)); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	_, err = localdb.Open(path, nil)
+	if err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Fatalf("open of a newer schema: %v", err)
+	}
+}
+
+// TestConcurrent runs writers, readers and a feed follower at once; run it
+// with -race. The invariants are checked at cleanup.
+func TestConcurrent(t *testing.T) {
+	db := open(t)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var wg gosync.WaitGroup
+	const writers, per = 4, 25
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				id := fmt.Sprintf("w%d-%d", w, i%5)
+				doc, err := db.Get(ctx, id, localdb.GetOptions{})
+				rev := ""
+				if err == nil {
+					rev = doc.Rev
+				}
+				if _, err := db.Put(ctx, &couchdoc.Doc{ID: id, Rev: rev, Body: []byte(fmt.Sprintf(`{"i":%d}`, i))}); err != nil {
+					t.Error(err)
+					return
+				}
+				db.BulkDocs(ctx, []*couchdoc.Doc{replDoc(t, "shared", false, `{}`, fmt.Sprintf("1-%x", w*1000+i))}, false)
+			}
+		}()
+	}
+	followed := make(chan int64, 1)
+	go func() {
+		var since int64
+		for {
+			s, err := db.WaitForChange(ctx, since)
+			if err != nil {
+				followed <- since
+				return
+			}
+			last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, AllDocs: true}, func(*localdb.Change) error { return nil })
+			if err != nil {
+				followed <- since
+				return
+			}
+			since = max(last, s)
+		}
+	}()
+	for r := 0; r < 2; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				db.AllDocs(ctx, localdb.AllDocsOptions{IncludeDocs: true}, func(*localdb.AllDocsRow) error { return nil })
+				db.RevsDiff(ctx, map[string][]string{"shared": {"1-1", "2-2"}})
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	<-followed
+	info, _ := db.Info(bg)
+	if info.DocCount != writers*5+1 {
+		t.Fatalf("doc count %d", info.DocCount)
+	}
+	if got := len(leaves(t, db, "shared")); got != writers*per {
+		t.Fatalf("shared has %d leaves", got)
+	}
+}
+
+func TestCloseWaitsForReaders(t *testing.T) {
+	db, err := localdb.Open(filepath.Join(t.TempDir(), "x.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ {
+		put(t, db, fmt.Sprintf("d%d", i), "", `{}`)
+	}
+	started := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Changes(bg, localdb.ChangesOptions{}, func(*localdb.Change) error {
+			select {
+			case <-started:
+			default:
+				close(started)
+				<-release
+			}
+			return nil
+		})
+		done <- err
+	}()
+	<-started
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("feed in flight during Close: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}
