@@ -39,10 +39,18 @@ func newReplay(t *testing.T) *replay {
 }
 
 // on answers "METHOD /path" with the fixtures in turn.
-func (r *replay) on(route string, fixtures ...string) { r.mu.Lock(); r.routes[route] = fixtures; r.mu.Unlock() }
+func (r *replay) on(route string, fixtures ...string) {
+	r.mu.Lock()
+	r.routes[route] = fixtures
+	r.mu.Unlock()
+}
 
 // handle answers "METHOD /path" with a handler.
-func (r *replay) handle(route string, h http.HandlerFunc) { r.mu.Lock(); r.funcs[route] = h; r.mu.Unlock() }
+func (r *replay) handle(route string, h http.HandlerFunc) {
+	r.mu.Lock()
+	r.funcs[route] = h
+	r.mu.Unlock()
+}
 
 func (r *replay) requests() []recorded {
 	r.mu.Lock()
