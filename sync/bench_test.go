@@ -1,0 +1,100 @@
+package sync_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/synctest"
+)
+
+const benchDocs = 10000
+
+// put1KB fills a store with benchDocs documents of about 1 KB.
+func put1KB(b *testing.B, db *localdb.DB) {
+	pad := strings.Repeat("x", 1000)
+	docs := make([]*couchdoc.Doc, 0, 1000)
+	for i := range benchDocs {
+		docs = append(docs, &couchdoc.Doc{ID: fmt.Sprintf("doc%06d", i), Body: []byte(fmt.Sprintf(`{"i":%d,"pad":%q}`, i, pad))})
+		if len(docs) == cap(docs) {
+			if _, err := db.BulkDocs(context.Background(), docs, true); err != nil {
+				b.Fatal(err)
+			}
+			docs = docs[:0]
+		}
+	}
+}
+
+// peakHeap samples the live heap every 5 ms until stop is called and
+// returns the highest value seen, in bytes.
+func peakHeap() (stop func() uint64) {
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); <-finished; return peak.Load() }
+}
+
+func benchReplicate(b *testing.B, push bool) {
+	srv := testpeer.PouchDB(b)
+	seed := synctest.OpenStore(b, "seed")
+	put1KB(b, seed)
+	var peak uint64
+	var elapsed time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		u := srv.CreateDB(b, fmt.Sprintf("bench%d", i))
+		local := synctest.OpenStore(b, fmt.Sprintf("l%d", i))
+		var opts sync.Options
+		if push {
+			opts = sync.Options{Source: synctest.Local(seed), Target: synctest.Remote(b, u, nil)}
+		} else {
+			if _, err := sync.Replicate(context.Background(), sync.Options{Source: synctest.Local(seed), Target: synctest.Remote(b, u, nil)}); err != nil {
+				b.Fatal(err)
+			}
+			opts = sync.Options{Source: synctest.Remote(b, u, nil), Target: synctest.Local(local)}
+		}
+		runtime.GC()
+		stop := peakHeap()
+		start := time.Now()
+		b.StartTimer()
+		res, err := sync.Replicate(context.Background(), opts)
+		b.StopTimer()
+		elapsed += time.Since(start)
+		peak = max(peak, stop())
+		if err != nil || res.Stats.DocsWritten != benchDocs {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+	b.ReportMetric(float64(benchDocs*b.N)/elapsed.Seconds(), "docs/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+func BenchmarkPull10k(b *testing.B) { benchReplicate(b, false) }
+func BenchmarkPush10k(b *testing.B) { benchReplicate(b, true) }

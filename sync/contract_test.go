@@ -1,0 +1,69 @@
+package sync_test
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	gosync "sync"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/synctest"
+)
+
+// pouchFactory starts one pouchdb-server per test (lazily) and hands out
+// fresh databases on it.
+func pouchFactory(t *testing.T) synctest.Factory {
+	var once gosync.Once
+	var srv *testpeer.Server
+	n := 0
+	var mu gosync.Mutex
+	return func(tb testing.TB) string {
+		once.Do(func() { srv = testpeer.PouchDB(t) })
+		mu.Lock()
+		n++
+		name := fmt.Sprintf("db%d", n)
+		mu.Unlock()
+		return srv.CreateDB(tb, name)
+	}
+}
+
+func TestContractPouchDB(t *testing.T) {
+	synctest.Run(t, pouchFactory(t), synctest.Caps{})
+}
+
+// TestWrongCredentials checks that a 401 from the remote stops the
+// replication at once with an error naming the peer, without the password.
+func TestWrongCredentials(t *testing.T) {
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests++
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":"unauthorized","reason":"Name or password is incorrect."}`))
+	}))
+	defer srv.Close()
+	u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/notes"
+	db := synctest.OpenStore(t, "local")
+	remote := synctest.Remote(t, u, nil)
+	_, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: remote, Target: synctest.Local(db)})
+	var pe *sync.PeerError
+	if !errors.As(err, &pe) || pe.Role != "source" || !errors.Is(err, couchdoc.ErrUnauthorized) {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "credentials") {
+		t.Fatalf("error message %q", err)
+	}
+	if requests > 2 {
+		t.Fatalf("a 401 was retried: %d requests", requests)
+	}
+	// Push: the target is the one refusing.
+	_, err = sync.Replicate(synctest.Ctx(t), sync.Options{Source: synctest.Local(db), Target: remote})
+	if !errors.As(err, &pe) || pe.Role != "target" || !errors.Is(err, couchdoc.ErrUnauthorized) {
+		t.Fatalf("push err = %v", err)
+	}
+}
