@@ -2,12 +2,147 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/couch"
+	"github.com/settee/settee/sync/localpeer"
 )
 
-// runChild will run our replicator once sync/couch lands.
+// runChild runs one replication of our replicator between the local store
+// and a remote database, and prints its childStats as one JSON line:
+//
+//	pull|push --remote URL --local PATH [--cpuprofile FILE]
 func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: sync/couch is not in the tree yet")
+	if len(args) == 0 || (args[0] != "pull" && args[0] != "push") {
+		return errors.New("child: want pull or push")
+	}
+	mode := args[0]
+	fs := flag.NewFlagSet("child "+mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	remote := fs.String("remote", "", "remote database URL")
+	local := fs.String("local", "", "local store path")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the replication here")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *remote == "" || *local == "" {
+		return errors.New("child: --remote and --local are required")
+	}
+	cnt := &counter{}
+	db, err := localdb.Open(*local, nil)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rp, err := couch.New(*remote, &couch.Options{Transport: cnt.transport()})
+	if err != nil {
+		return err
+	}
+	opts := sync.Options{Source: rp, Target: localpeer.New(db)}
+	if mode == "push" {
+		opts.Source, opts.Target = opts.Target, opts.Source
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	start := time.Now()
+	res, err := sync.Replicate(ctx, opts)
+	secs := time.Since(start).Seconds()
+	if err != nil {
+		return fmt.Errorf("replicate: %w", err)
+	}
+	st := childStats{
+		Seconds:       secs,
+		DocsRead:      res.Stats.DocsRead,
+		DocsWritten:   res.Stats.DocsWritten,
+		Failures:      res.Stats.DocWriteFailures,
+		Requests:      cnt.requests.Load(),
+		BytesSent:     cnt.sent.Load(),
+		BytesReceived: cnt.recv.Load(),
+		BodyBytesSent: rp.Stats().BytesSent,
+		BodyBytesRecv: rp.Stats().BytesReceived,
+	}
+	pprof.StopCPUProfile()
+	if err := db.Close(); err != nil {
+		return err
+	}
+	line, _ := json.Marshal(st)
+	_, err = fmt.Fprintf(stdout, "%s\n", line)
+	return err
 }
 
+// counter counts HTTP requests and the bytes on the wire (headers
+// included, after compression), like the PouchDB script does.
+type counter struct {
+	requests, sent, recv atomic.Int64
+}
+
+// transport is couch's default transport (same pool settings) with
+// counting connections.
+func (c *counter) transport() http.RoundTripper {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          64,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &countConn{Conn: conn, c: c}, nil
+		},
+	}
+	return &countRT{next: tr, c: c}
+}
+
+type countRT struct {
+	next http.RoundTripper
+	c    *counter
+}
+
+func (rt *countRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt.c.requests.Add(1)
+	return rt.next.RoundTrip(req)
+}
+
+type countConn struct {
+	net.Conn
+	c *counter
+}
+
+func (cc *countConn) Read(p []byte) (int, error) {
+	n, err := cc.Conn.Read(p)
+	cc.c.recv.Add(int64(n))
+	return n, err
+}
+
+func (cc *countConn) Write(p []byte) (int, error) {
+	n, err := cc.Conn.Write(p)
+	cc.c.sent.Add(int64(n))
+	return n, err
+}
