@@ -44,7 +44,7 @@ type BulkGetDocJSON struct {
 }
 
 // ReadBulkGet streams a JSON _bulk_get answer, calling fn for each document
-// (attachments inline or stubs) and, with a nil document, for each error
+// (attachments inline, checked with VerifyInline, or stubs) and, with a nil document, for each error
 // entry (CouchDB's {"error": {...}}, PouchDB's {"missing": rev}) as a
 // *RevError. It never holds more than one document in memory.
 func ReadBulkGet(r io.Reader, fn DocFunc) error {
@@ -148,6 +148,9 @@ func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 		if err != nil {
 			return malformed("_bulk_get document", err)
 		}
+		if err := VerifyInline(doc); err != nil {
+			return err
+		}
 		return fn(doc, nil)
 	}
 	return malformedf("_bulk_get docs", "entry with neither ok nor error")
@@ -178,6 +181,9 @@ func ReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 			doc, err := couchdoc.ParseDoc(e.OK)
 			if err != nil {
 				return malformed("open_revs document", err)
+			}
+			if err := VerifyInline(doc); err != nil {
+				return err
 			}
 			if err := fn(doc, nil); err != nil {
 				return err

@@ -213,3 +213,14 @@ func TestErrorBodies(t *testing.T) {
 		t.Fatalf("malformed -> %d", status)
 	}
 }
+
+func TestVerifyInline(t *testing.T) {
+	good := `{"_id":"a","_rev":"1-abc","_attachments":{"t":{"data":"aGVsbG8=","digest":"md5-XUFAKrxLKna5cZ2REBfFkg=="}}}`
+	bad := strings.Replace(good, "aGVsbG8=", "aGVsbG9v", 1)
+	for body, wantErr := range map[string]bool{good: false, bad: true} {
+		err := ReadOpenRevsJSON(strings.NewReader("[{\"ok\":"+body+"}]"), func(*couchdoc.Doc, error) error { return nil })
+		if errors.Is(err, couchdoc.ErrDigestMismatch) != wantErr {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}

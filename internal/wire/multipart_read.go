@@ -193,6 +193,9 @@ func handleJSONPart(js []byte, isError bool, fn DocFunc) error {
 	if err != nil {
 		return malformed("document JSON", err)
 	}
+	if err := VerifyInline(doc); err != nil {
+		return err
+	}
 	return fn(doc, nil)
 }
 

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -488,5 +492,30 @@ func TestNewDoesNoIO(t *testing.T) {
 	}
 	if _, err := New("https://h/db", &Options{CAFile: "/nonexistent.pem"}); err == nil {
 		t.Fatal("missing CA file accepted")
+	}
+}
+
+func TestTLS(t *testing.T) {
+	ctx := context.Background()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"db_name":"db","update_seq":"1-x"}`)
+	}))
+	defer srv.Close()
+	db := newTestDB(t, srv.URL+"/db", nil)
+	_, err := db.Info(ctx)
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || !ue.BadCertificate || IsRetryable(err) || db.Stats().Requests != 1 {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	pemFile := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(pemFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*Options{{CAFile: pemFile}, {InsecureSkipVerify: true}} {
+		db := newTestDB(t, srv.URL+"/db", o)
+		if _, err := db.Info(ctx); err != nil {
+			t.Fatalf("%+v: %v", o, err)
+		}
 	}
 }

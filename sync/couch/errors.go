@@ -2,6 +2,8 @@ package couch
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,19 +43,25 @@ func transientStatus(s int) bool {
 // UnreachableError is a request that got no complete answer: the peer
 // could not be reached, the connection broke, the body was cut short, or
 // the peer went silent for longer than Options.Timeout (TimedOut). It
-// is always transient.
+// is transient unless the peer's certificate was refused.
 type UnreachableError struct {
 	Peer     string
 	Method   string
 	Path     string
 	TimedOut bool
-	Err      error
+	// BadCertificate marks a TLS certificate the client does not trust: a
+	// configuration problem that retrying does not fix.
+	BadCertificate bool
+	Err            error
 }
 
 func (e *UnreachableError) Error() string {
 	what := "unreachable"
-	if e.TimedOut {
+	switch {
+	case e.TimedOut:
 		what = "timed out"
+	case e.BadCertificate:
+		what = "has an untrusted TLS certificate"
 	}
 	return fmt.Sprintf("%s: %s %s: peer %s: %v", e.Peer, e.Method, e.Path, what, e.Err)
 }
@@ -61,8 +69,9 @@ func (e *UnreachableError) Error() string {
 // Unwrap returns the transport error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
 
-// Transient is always true: the same request may get through later.
-func (e *UnreachableError) Transient() bool { return true }
+// Transient reports whether the same request may get through later: true
+// but for refused certificates.
+func (e *UnreachableError) Transient() bool { return !e.BadCertificate }
 
 // errTimeout is the cause of an UnreachableError with TimedOut set.
 var errTimeout = errors.New("no answer within the timeout")
@@ -89,9 +98,18 @@ func IsRetryable(err error) bool {
 	return !errors.Is(err, wire.ErrMalformed)
 }
 
-// Temporary is always true (UnreachableError is a net.Error, so stream
+// Temporary is Transient (UnreachableError is a net.Error, so stream
 // readers pass it through unchanged).
-func (e *UnreachableError) Temporary() bool { return true }
+func (e *UnreachableError) Temporary() bool { return e.Transient() }
+
+// badCertificate reports a TLS certificate verification failure.
+func badCertificate(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}
 
 // Timeout reports whether the peer went silent for too long (it makes
 // UnreachableError a net.Error).

@@ -153,7 +153,7 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 		if errors.As(err, &ue) {
 			err = ue.Err // its text repeats the URL
 		}
-		return &UnreachableError{Peer: db.name, Method: r.method, Path: ev.Path, Err: err}
+		return &UnreachableError{Peer: db.name, Method: r.method, Path: ev.Path, BadCertificate: badCertificate(err), Err: err}
 	}
 
 	var body io.Reader
