@@ -143,6 +143,7 @@ func (db *DB) readChanges(ctx context.Context, r *request, feed string, fn func(
 		}
 		return last, err
 	}
+	drainClose(resp.Body)
 	return last, nil
 }
 

@@ -7,12 +7,14 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -517,5 +519,43 @@ func TestTLS(t *testing.T) {
 		if _, err := db.Info(ctx); err != nil {
 			t.Fatalf("%+v: %v", o, err)
 		}
+	}
+}
+
+func TestKeepAlive(t *testing.T) {
+	ctx := context.Background()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/db/_changes":
+			io.WriteString(w, `{"results":[{"seq":"1-a","id":"a","changes":[{"rev":"1-a"}]}],"last_seq":"1-a"}`+"\n")
+		case "/db/_bulk_get":
+			io.WriteString(w, `{"results":[{"id":"a","docs":[{"ok":{"_id":"a","_rev":"1-a"}}]}]}`+"\n")
+		default:
+			io.WriteString(w, `{"db_name":"db","update_seq":"1-a"}`+"\n")
+		}
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	db := newTestDB(t, srv.URL+"/db", nil)
+	for i := 0; i < 5; i++ {
+		if _, err := db.Changes(ctx, sync.ChangesOptions{}, func(*couchdoc.Change) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.BulkGet(ctx, []sync.BulkGetRequest{{ID: "a", Rev: "1-a"}}, func(*couchdoc.Doc, error) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Info(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Fatalf("15 sequential requests used %d connections", n)
 	}
 }

@@ -94,7 +94,10 @@ func (db *DB) readDocs(ctx context.Context, r *request, fn wire.DocFunc) error {
 		err = wire.ReadDocs(resp.Body, ct, wrapped)
 	}
 	switch {
-	case err == nil || (fnErr != nil && err == fnErr):
+	case err == nil:
+		drainClose(resp.Body)
+		return nil
+	case fnErr != nil && err == fnErr:
 		return err
 	case ctx.Err() != nil:
 		return ctx.Err()

@@ -363,3 +363,12 @@ func (db *DB) login(ctx context.Context) error {
 	}
 	return nil
 }
+
+// drainClose reads what is left of a fully parsed answer (a trailing
+// newline, the end of the chunked encoding) so that the connection goes
+// back to the keep-alive pool, then closes it. Never call it on a feed
+// that is still streaming.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, 64<<10)
+	body.Close()
+}
