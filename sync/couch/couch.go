@@ -62,7 +62,9 @@ type Options struct {
 	BackoffBase, BackoffMax time.Duration
 	// UserAgent (default "settee").
 	UserAgent string
-	// Observer, when set, hears about every HTTP request once it is done.
+	// Observer, when set, hears about every HTTP request (each attempt)
+	// once it is done. It is called from the requesting goroutines, so it
+	// must be safe for concurrent use.
 	Observer func(RequestEvent)
 	// Transport replaces the tuned default transport (tests).
 	Transport http.RoundTripper

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -557,5 +558,26 @@ func TestKeepAlive(t *testing.T) {
 	}
 	if n := conns.Load(); n != 1 {
 		t.Fatalf("15 sequential requests used %d connections", n)
+	}
+}
+
+func TestTruncatedMultipart(t *testing.T) {
+	ctx := context.Background()
+	resp := readFixture(t, "open_revs_two_atts.http")
+	body, _ := io.ReadAll(resp.Body)
+	for _, cut := range []int{100, len(body) / 2, len(body) - 10} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write(body[:cut])
+		}))
+		db := newTestDB(t, srv.URL+"/db", nil)
+		var got []fetched
+		err := db.OpenRevs(ctx, "two/atts", []string{"2-" + hash('b')}, nil, collectDocs(&got))
+		var ue *UnreachableError
+		if !errors.As(err, &ue) || !errors.Is(err, io.ErrUnexpectedEOF) || !IsRetryable(err) {
+			t.Errorf("cut at %d: %v", cut, err)
+		}
+		srv.Close()
 	}
 }
