@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bufio"
+	"net/http"
+	"strconv"
+
+	"github.com/settee/settee/localdb"
+)
+
+// parseAllDocs reads _all_docs' parameters from the query and, for POST,
+// the body's "keys".
+func parseAllDocs(r *http.Request) (localdb.AllDocsOptions, error) {
+	q := newQuery(r.URL)
+	var o localdb.AllDocsOptions
+	strKey := func(names ...string) string {
+		for _, n := range names {
+			var s string
+			if q.has(n) && q.json(n, &s) {
+				return s
+			}
+		}
+		return ""
+	}
+	o.StartKey = strKey("startkey", "start_key")
+	o.EndKey = strKey("endkey", "end_key")
+	if q.has("key") {
+		o.StartKey = strKey("key")
+		o.EndKey = o.StartKey
+	}
+	if q.has("keys") {
+		q.json("keys", &o.Keys)
+		if o.Keys == nil && q.err == nil {
+			o.Keys = []string{}
+		}
+	}
+	o.Limit = int(q.int("limit", 0))
+	if q.has("limit") && o.Limit == 0 {
+		o.Limit = -1 // limit=0: no rows
+	}
+	o.Skip = int(q.int("skip", 0))
+	o.Descending = q.bool("descending")
+	o.IncludeDocs = q.bool("include_docs")
+	o.Conflicts = q.bool("conflicts")
+	o.ExclusiveEnd = !q.boolDefault("inclusive_end", true)
+	if q.err != nil {
+		return o, q.err
+	}
+	if r.Method == http.MethodPost {
+		var body struct {
+			Keys []string `json:"keys"`
+		}
+		if err := decodeJSONBody(r, &body); err != nil {
+			return o, err
+		}
+		if body.Keys == nil {
+			return o, badRequest("`keys` body member must be an array.")
+		}
+		o.Keys = body.Keys
+	}
+	return o, nil
+}
+
+// serveAllDocs is GET|POST /{db}/_all_docs, streamed row by row.
+func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
+		return
+	}
+	o, err := parseAllDocs(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	noRows := o.Limit < 0
+	if noRows {
+		o.Limit = 0
+	}
+	bw := bufio.NewWriter(w)
+	started, n := false, 0
+	start := func() {
+		if !started {
+			started = true
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Cache-Control", "must-revalidate")
+			w.WriteHeader(http.StatusOK)
+			bw.WriteString(`{"rows":[`)
+		}
+	}
+	row := func(row *localdb.AllDocsRow) error {
+		if noRows {
+			return nil
+		}
+		start()
+		if n > 0 {
+			bw.WriteString(",\n")
+		} else {
+			bw.WriteString("\n")
+		}
+		n++
+		key, _ := jsonMarshal(row.ID)
+		if row.Error != "" {
+			errJSON, _ := jsonMarshal(row.Error)
+			bw.WriteString(`{"key":` + string(key) + `,"error":` + string(errJSON) + `}`)
+			return nil
+		}
+		rev, _ := jsonMarshal(row.Rev)
+		bw.WriteString(`{"id":` + string(key) + `,"key":` + string(key) + `,"value":{"rev":` + string(rev))
+		if row.Deleted {
+			bw.WriteString(`,"deleted":true`)
+		}
+		bw.WriteString("}")
+		if o.IncludeDocs {
+			bw.WriteString(`,"doc":`)
+			if row.Doc == nil || row.Deleted {
+				bw.WriteString("null")
+			} else {
+				b, err := row.Doc.MarshalJSON()
+				if err != nil {
+					return err
+				}
+				bw.Write(b)
+			}
+		}
+		bw.WriteString("}")
+		return nil
+	}
+	total, err := db.AllDocs(r.Context(), o, row)
+	if err != nil {
+		if !started {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Warn("_all_docs", "err", err)
+		bw.Flush()
+		return
+	}
+	start()
+	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + strconv.Itoa(o.Skip) + "}\n")
+	bw.Flush()
+}

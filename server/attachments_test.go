@@ -1,0 +1,187 @@
+package server
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+)
+
+func md5Digest(b []byte) string {
+	s := md5.Sum(b)
+	return "md5-" + base64.StdEncoding.EncodeToString(s[:])
+}
+
+func TestAttachments(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // 256 KiB
+	small := []byte("hello world")
+
+	// PUT on a missing doc creates it; a chunked body (unknown length) too.
+	m := ts.must(201, "PUT", "/db/doc/big.bin", io.MultiReader(bytes.NewReader(big)), "Content-Type", "application/x-test").json(t)
+	rev1 := m["rev"].(string)
+	ts.wantError(409, "conflict", "PUT", "/db/doc/small.txt", string(small), "Content-Type", "text/plain")
+	m = ts.must(201, "PUT", "/db/doc/dir%2Fsmall.txt?rev="+rev1, string(small), "Content-Type", "text/plain").json(t)
+	rev2 := m["rev"].(string)
+
+	r := ts.must(200, "GET", "/db/doc/big.bin", nil)
+	if !bytes.Equal(r.body, big) || r.header.Get("Content-Type") != "application/x-test" ||
+		r.header.Get("Content-Length") != strconv.Itoa(len(big)) {
+		t.Fatalf("GET big: %d bytes, headers %v", len(r.body), r.header)
+	}
+	etag := r.header.Get("ETag")
+	if etag == "" {
+		t.Fatal("no ETag")
+	}
+	ts.must(304, "GET", "/db/doc/big.bin", nil, "If-None-Match", etag)
+	if h := ts.must(200, "HEAD", "/db/doc/dir%2Fsmall.txt", nil); h.header.Get("Content-Length") != strconv.Itoa(len(small)) {
+		t.Fatalf("HEAD: %v", h.header)
+	}
+	if r := ts.must(200, "GET", "/db/doc/dir/small.txt", nil); string(r.body) != string(small) {
+		t.Fatalf("GET small: %q", r.body)
+	}
+	ts.wantError(404, "not_found", "GET", "/db/doc/nosuch", nil)
+	ts.wantError(404, "not_found", "GET", "/db/nodoc/att", nil)
+
+	// The doc lists stubs; attachments=true inlines base64.
+	m = ts.must(200, "GET", "/db/doc", nil).json(t)
+	atts := m["_attachments"].(map[string]any)
+	if a := atts["big.bin"].(map[string]any); a["stub"] != true || a["digest"] != md5Digest(big) || a["length"] != float64(len(big)) {
+		t.Fatalf("stub: %v", a)
+	}
+	m = ts.must(200, "GET", "/db/doc?attachments=true", nil).json(t)
+	data := m["_attachments"].(map[string]any)["big.bin"].(map[string]any)["data"].(string)
+	if dec, _ := base64.StdEncoding.DecodeString(data); !bytes.Equal(dec, big) {
+		t.Fatal("inline data differs")
+	}
+	// atts_since the current rev: stubs only.
+	m = ts.must(200, "GET", `/db/doc?atts_since=["`+rev2+`"]`, nil).json(t)
+	if a := m["_attachments"].(map[string]any)["big.bin"].(map[string]any); a["stub"] != true {
+		t.Fatalf("atts_since: %v", a)
+	}
+	// multipart/related download.
+	r = ts.must(200, "GET", "/db/doc?attachments=true", nil, "Accept", "multipart/related")
+	if !strings.HasPrefix(r.header.Get("Content-Type"), "multipart/related") {
+		t.Fatalf("Content-Type %q", r.header.Get("Content-Type"))
+	}
+	checkRelated(t, r, map[string][]byte{"big.bin": big, "dir/small.txt": small})
+
+	// Delete one attachment.
+	ts.wantError(409, "conflict", "DELETE", "/db/doc/big.bin", nil)
+	m = ts.must(200, "DELETE", "/db/doc/big.bin?rev="+rev2, nil).json(t)
+	ts.wantError(404, "not_found", "GET", "/db/doc/big.bin", nil)
+	ts.wantError(404, "not_found", "DELETE", "/db/doc/big.bin?rev="+m["rev"].(string), nil)
+	// The old revision still has it.
+	if r := ts.must(200, "GET", "/db/doc/big.bin?rev="+rev2, nil); !bytes.Equal(r.body, big) {
+		t.Fatal("old revision lost its attachment")
+	}
+}
+
+func checkRelated(t *testing.T, r resp, want map[string][]byte) {
+	t.Helper()
+	seen := 0
+	err := wire.ReadDocs(bytes.NewReader(r.body), r.header.Get("Content-Type"), func(doc *couchdoc.Doc, revErr error) error {
+		if revErr != nil {
+			return revErr
+		}
+		for name, a := range doc.Attachments {
+			var got []byte
+			if a.Body != nil {
+				got, _ = io.ReadAll(a.Body)
+			} else {
+				got = a.Data
+			}
+			if w, ok := want[name]; !ok || !bytes.Equal(got, w) {
+				t.Errorf("attachment %s: %d bytes", name, len(got))
+			}
+			seen++
+		}
+		return nil
+	})
+	if err != nil || seen != len(want) {
+		t.Fatalf("multipart/related: %v, %d attachments", err, seen)
+	}
+}
+
+// relatedBody builds a multipart/related upload like CouchDB's replicator.
+func relatedBody(t *testing.T, doc map[string]any, atts map[string][]byte) (string, []byte) {
+	t.Helper()
+	boundary := "abc123boundary"
+	meta := map[string]any{}
+	var names []string
+	for name, b := range atts {
+		meta[name] = map[string]any{"content_type": "text/plain", "digest": md5Digest(b), "length": len(b), "follows": true, "revpos": 1}
+		names = append(names, name)
+	}
+	doc["_attachments"] = meta
+	js, _ := json.Marshal(doc)
+	var buf bytes.Buffer
+	buf.WriteString("--" + boundary + "\r\nContent-Type: application/json\r\n\r\n")
+	buf.Write(js)
+	// Parts follow in the order of the JSON's "follows" entries (sorted keys).
+	sortStrings(names)
+	for _, name := range names {
+		buf.WriteString("\r\n--" + boundary + "\r\nContent-Disposition: attachment; filename=\"" + name + "\"\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(len(atts[name])) + "\r\n\r\n")
+		buf.Write(atts[name])
+	}
+	buf.WriteString("\r\n--" + boundary + "--")
+	return `multipart/related; boundary="` + boundary + `"`, buf.Bytes()
+}
+
+func TestMultipartRelatedUpload(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	a, b := bytes.Repeat([]byte("a"), 100000), []byte("bee")
+	doc := branchDoc("m", false, map[string]any{"k": "v"}, "abc", "def")
+	ct, body := relatedBody(t, doc, map[string][]byte{"a.txt": a, "b.txt": b})
+	m := ts.must(201, "PUT", "/db/m?new_edits=false", body, "Content-Type", ct).json(t)
+	if m["rev"] != "2-abc" {
+		t.Fatalf("upload: %v", m)
+	}
+	if r := ts.must(200, "GET", "/db/m/a.txt", nil); !bytes.Equal(r.body, a) {
+		t.Fatal("a.txt differs")
+	}
+	// A new edit with multipart (new_edits=true) and a digest mismatch.
+	doc2 := map[string]any{"_rev": "2-abc"}
+	ct, body = relatedBody(t, doc2, map[string][]byte{"c.txt": []byte("sea")})
+	body = bytes.Replace(body, []byte("sea"), []byte("see"), 1)
+	seq := ts.updateSeq("db")
+	if r := ts.do("PUT", "/db/m", body, "Content-Type", ct); r.status != 400 {
+		t.Fatalf("digest mismatch: %d %s", r.status, r.body)
+	}
+	// Truncated body.
+	ct, body = relatedBody(t, map[string]any{"_rev": "2-abc"}, map[string][]byte{"c.txt": []byte("sea")})
+	if r := ts.do("PUT", "/db/m", body[:len(body)-30], "Content-Type", ct); r.status != 400 {
+		t.Fatalf("truncated: %d %s", r.status, r.body)
+	}
+	if ts.updateSeq("db") != seq {
+		t.Fatal("a refused upload changed the database")
+	}
+	ct, body = relatedBody(t, map[string]any{"_rev": "2-abc"}, map[string][]byte{"c.txt": []byte("sea")})
+	m = ts.must(201, "PUT", "/db/m", body, "Content-Type", ct).json(t)
+	if !strings.HasPrefix(m["rev"].(string), "3-") {
+		t.Fatalf("new edit: %v", m)
+	}
+	// The stubs of the parent were not sent: CouchDB drops them, so only
+	// c.txt remains.
+	got := ts.must(200, "GET", "/db/m", nil).json(t)
+	if atts := got["_attachments"].(map[string]any); len(atts) != 1 || atts["c.txt"] == nil {
+		t.Fatalf("attachments after edit: %v", got["_attachments"])
+	}
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}

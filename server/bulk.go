@@ -1,0 +1,299 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/localdb"
+)
+
+// serveBulkDocs is POST /{db}/_bulk_docs. The request is all or nothing as
+// to parsing: one malformed document refuses the whole request with 400
+// and writes nothing. With new_edits=false only failures are listed, as
+// CouchDB does.
+func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	var body struct {
+		Docs     []json.RawMessage `json:"docs"`
+		NewEdits *bool             `json:"new_edits"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if body.Docs == nil {
+		s.writeError(w, r, badRequest("POST body must include `docs` parameter."))
+		return
+	}
+	newEdits := body.NewEdits == nil || *body.NewEdits
+	docs := make([]*couchdoc.Doc, len(body.Docs))
+	for i, raw := range body.Docs {
+		doc, err := couchdoc.ParseDoc(raw)
+		if err == nil {
+			err = checkBulkDoc(doc, newEdits)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		docs[i] = doc
+	}
+	results := make([]couchdoc.DocResult, len(docs))
+	var batch []*couchdoc.Doc
+	var where []int
+	for i, doc := range docs {
+		if !couchdoc.IsLocalID(doc.ID) {
+			batch = append(batch, doc)
+			where = append(where, i)
+			continue
+		}
+		rev, err := db.PutLocal(r.Context(), doc)
+		results[i] = docResult(doc.ID, rev, err)
+	}
+	if len(batch) > 0 {
+		res, err := db.BulkDocs(r.Context(), batch, newEdits)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for j, rr := range res {
+			if j < len(where) {
+				results[where[j]] = rr
+			}
+		}
+	}
+	out := results
+	if !newEdits {
+		out = []couchdoc.DocResult{}
+		for _, rr := range results {
+			if rr.Error != "" {
+				out = append(out, rr)
+			}
+		}
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// checkBulkDoc validates one document of _bulk_docs, giving it an id if
+// it has none (new_edits=true only).
+func checkBulkDoc(doc *couchdoc.Doc, newEdits bool) error {
+	if doc.ID == "" {
+		if !newEdits {
+			return badRequest("new_edits=false needs every document's _id")
+		}
+		doc.ID = newUUID()
+	}
+	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
+		return &couchdoc.Error{Status: http.StatusBadRequest, Name: "illegal_docid", Reason: err.(*couchdoc.Error).Reason}
+	}
+	if !newEdits && !couchdoc.IsLocalID(doc.ID) {
+		if doc.Rev == "" {
+			return badRequest("new_edits=false needs every document's _rev")
+		}
+		if _, _, err := couchdoc.ParseRev(doc.Rev); err != nil {
+			return err
+		}
+	}
+	for name, a := range doc.Attachments {
+		if a.Follows {
+			return badRequest("attachment %q: \"follows\" needs a multipart request", name)
+		}
+	}
+	return nil
+}
+
+func docResult(id, rev string, err error) couchdoc.DocResult {
+	if err == nil {
+		return couchdoc.DocResult{ID: id, Rev: rev, OK: true}
+	}
+	ce := toCouchError(err)
+	return couchdoc.DocResult{ID: id, Error: ce.Name, Reason: ce.Reason}
+}
+
+// serveRevsDiff is POST /{db}/_revs_diff.
+func (s *Server) serveRevsDiff(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	var req map[string][]string
+	if err := decodeJSONBody(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for id, revs := range req {
+		if id == "" {
+			s.writeError(w, r, badRequest("Document id must not be empty"))
+			return
+		}
+		for _, rev := range revs {
+			if _, _, err := couchdoc.ParseRev(rev); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+	}
+	res, err := db.RevsDiff(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if res == nil {
+		res = map[string]couchdoc.RevsDiffResult{}
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// bulkGetItem is one requested revision of _bulk_get.
+type bulkGetItem struct {
+	ID        string   `json:"id"`
+	Rev       string   `json:"rev"`
+	AttsSince []string `json:"atts_since"`
+}
+
+// serveBulkGet is POST /{db}/_bulk_get: JSON by default, multipart/mixed
+// when the client accepts it.
+func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	q := newQuery(r.URL)
+	base := localdb.GetOptions{Revs: q.bool("revs"), Attachments: q.bool("attachments"), Latest: q.bool("latest")}
+	if q.err != nil {
+		s.writeError(w, r, q.err)
+		return
+	}
+	var body struct {
+		Docs []bulkGetItem `json:"docs"`
+	}
+	if err := decodeJSONBody(r, &body); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if body.Docs == nil {
+		s.writeError(w, r, badRequest("Missing JSON list of 'docs'."))
+		return
+	}
+	mixed := accepts(r, wire.TypeMixed)
+	var mw *wire.MixedWriter
+	if mixed {
+		mw = wire.NewMixedWriter(w)
+		w.Header().Set("Content-Type", mw.ContentType())
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(http.StatusOK)
+	if !mixed {
+		w.Write([]byte(`{"results":[`))
+	}
+	for i, item := range body.Docs {
+		docs, errs := s.bulkGetOne(r, db, item, base)
+		var err error
+		if mixed {
+			err = writeBulkGetMixed(mw, item, docs, errs)
+		} else {
+			if i > 0 {
+				w.Write([]byte(","))
+			}
+			err = writeBulkGetJSON(w, item, docs, errs)
+		}
+		for _, d := range docs {
+			closeBodies(d)
+		}
+		if err != nil {
+			s.log.Warn("write _bulk_get", "err", err)
+			return
+		}
+	}
+	if mixed {
+		_ = mw.Close()
+	} else {
+		w.Write([]byte("]}\n"))
+	}
+}
+
+// bulkGetOne fetches one requested revision (the winner when no rev).
+func (s *Server) bulkGetOne(r *http.Request, db *localdb.DB, item bulkGetItem, base localdb.GetOptions) ([]*couchdoc.Doc, []error) {
+	opts := base
+	if item.AttsSince != nil {
+		opts.AttsSince = item.AttsSince
+		opts.Attachments = true
+	}
+	if err := couchdoc.ValidateDocID(item.ID); err != nil {
+		return nil, []error{err}
+	}
+	if item.Rev == "" {
+		doc, err := db.Get(r.Context(), item.ID, opts)
+		if err != nil {
+			return nil, []error{err}
+		}
+		return []*couchdoc.Doc{doc}, nil
+	}
+	if _, _, err := couchdoc.ParseRev(item.Rev); err != nil {
+		return nil, []error{err}
+	}
+	res, err := db.OpenRevs(r.Context(), item.ID, []string{item.Rev}, opts)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var docs []*couchdoc.Doc
+	var errs []error
+	for _, o := range res {
+		if o.Doc != nil {
+			docs = append(docs, o.Doc)
+		} else {
+			errs = append(errs, couchdoc.Errorf(couchdoc.ErrNotFound, "missing"))
+		}
+	}
+	return docs, errs
+}
+
+func writeBulkGetJSON(w http.ResponseWriter, item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
+	idJSON, _ := jsonMarshal(item.ID)
+	if _, err := w.Write([]byte(`{"id":` + string(idJSON) + `,"docs":[`)); err != nil {
+		return err
+	}
+	n := 0
+	for _, d := range docs {
+		if n > 0 {
+			w.Write([]byte(","))
+		}
+		n++
+		w.Write([]byte(`{"ok":`))
+		if err := writeDocJSON(w, d); err != nil {
+			return err
+		}
+		w.Write([]byte("}"))
+	}
+	for _, e := range errs {
+		if n > 0 {
+			w.Write([]byte(","))
+		}
+		n++
+		ce := toCouchError(e)
+		b, _ := jsonMarshal(map[string]any{"error": wire.BulkGetError{ID: item.ID, Rev: item.Rev, Error: ce.Name, Reason: ce.Reason}})
+		w.Write(b)
+	}
+	_, err := w.Write([]byte("]}"))
+	return err
+}
+
+func writeBulkGetMixed(mw *wire.MixedWriter, item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
+	for _, d := range docs {
+		if err := mw.WriteDoc(d); err != nil {
+			return err
+		}
+	}
+	for _, e := range errs {
+		if err := mw.WriteRevError(item.ID, item.Rev, toCouchError(e)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,373 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb"
+)
+
+// maxFeedWait is CouchDB's changes_timeout: the longest a longpoll or
+// continuous feed waits without a heartbeat, and the longest heartbeat.
+const maxFeedWait = 60 * time.Second
+
+// feedParams are the parsed parameters of a _changes request.
+type feedParams struct {
+	feed      string
+	opts      localdb.ChangesOptions
+	sinceNow  bool
+	heartbeat time.Duration // 0: none
+	timeout   time.Duration // 0: never (heartbeat set)
+}
+
+func parseFeedParams(r *http.Request) (*feedParams, error) {
+	q := newQuery(r.URL)
+	p := &feedParams{feed: q.str("feed")}
+	switch p.feed {
+	case "":
+		p.feed = "normal"
+	case "normal", "longpoll", "continuous":
+	default:
+		return nil, badRequest("Supported `feed` types: normal, continuous, longpoll")
+	}
+	if since := q.str("since"); since != "" && since != "0" {
+		if since == "now" {
+			p.sinceNow = true
+		} else {
+			n, err := parseSeq(since)
+			if err != nil {
+				return nil, err
+			}
+			p.opts.Since = n
+		}
+	}
+	p.opts.Limit = int(q.int("limit", 0))
+	if q.has("limit") && p.opts.Limit == 0 {
+		p.opts.Limit = 1 // CouchDB treats limit=0 as 1
+	}
+	p.opts.Descending = q.bool("descending")
+	switch q.str("style") {
+	case "", "main_only":
+	case "all_docs":
+		p.opts.AllDocs = true
+	default:
+		return nil, badRequest("Invalid style: %q", q.str("style"))
+	}
+	p.opts.IncludeDocs = q.bool("include_docs")
+	p.opts.Conflicts = q.bool("conflicts")
+	if q.has("heartbeat") {
+		hb := q.str("heartbeat")
+		if hb == "true" || hb == "" {
+			p.heartbeat = maxFeedWait
+		} else if ms, err := parseInt(hb); err == nil && ms > 0 {
+			p.heartbeat = min(time.Duration(ms)*time.Millisecond, maxFeedWait)
+		} else {
+			return nil, badRequest("Invalid heartbeat value: %q", hb)
+		}
+	}
+	p.timeout = maxFeedWait
+	if ms := q.int("timeout", -1); ms >= 0 {
+		p.timeout = min(max(time.Duration(ms)*time.Millisecond, time.Millisecond), maxFeedWait)
+	}
+	if p.heartbeat > 0 {
+		p.timeout = 0
+	}
+	var body struct {
+		DocIDs   []string        `json:"doc_ids"`
+		Selector json.RawMessage `json:"selector"`
+	}
+	if r.Method == http.MethodPost {
+		b, err := readBody(r)
+		if err != nil {
+			return nil, err
+		}
+		if len(strings.TrimSpace(string(b))) > 0 {
+			if err := decodeJSON(b, &body); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch filter := q.str("filter"); filter {
+	case "":
+	case "_doc_ids":
+		if body.DocIDs == nil {
+			q.json("doc_ids", &body.DocIDs)
+		}
+		if body.DocIDs == nil {
+			return nil, badRequest("filter=_doc_ids needs a doc_ids list")
+		}
+		p.opts.DocIDs = body.DocIDs
+	case "_selector":
+		if len(body.Selector) == 0 {
+			return nil, badRequest("Selector must be specified in POST payload")
+		}
+		sel, err := mango.Parse(body.Selector)
+		if err != nil {
+			return nil, err
+		}
+		p.opts.Filter = sel.MatchDoc
+	case "_design":
+		p.opts.Filter = func(d *couchdoc.Doc) bool { return strings.HasPrefix(d.ID, couchdoc.DesignPrefix) }
+	default:
+		return nil, badRequest("filter %q is not supported by this server (only _doc_ids, _selector and _design)", filter)
+	}
+	if q.err != nil {
+		return nil, q.err
+	}
+	return p, nil
+}
+
+// parseSeq reads a since value: an integer, or a CouchDB-style "N-opaque"
+// string (possibly JSON-quoted) of which the integer prefix counts.
+func parseSeq(s string) (int64, error) {
+	s = strings.Trim(s, `"`)
+	if i := strings.IndexByte(s, '-'); i > 0 {
+		s = s[:i]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return 0, badRequest("Malformed sequence supplied in 'since' parameter.")
+	}
+	return n, nil
+}
+
+// feedWriter writes rows of a normal/longpoll feed ({"results":[...]}) or
+// of a continuous feed (one JSON object per line).
+type feedWriter struct {
+	w          http.ResponseWriter
+	continuous bool
+	started    bool
+	rows       int
+	err        error
+}
+
+func (f *feedWriter) start() {
+	if f.started {
+		return
+	}
+	f.started = true
+	h := f.w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "must-revalidate")
+	f.w.WriteHeader(http.StatusOK)
+	if !f.continuous {
+		f.write([]byte("{\"results\":[\n"))
+	}
+}
+
+func (f *feedWriter) write(b []byte) {
+	if f.err == nil {
+		_, f.err = f.w.Write(b)
+	}
+}
+
+func (f *feedWriter) flush() {
+	if fl, ok := f.w.(http.Flusher); ok && f.err == nil {
+		fl.Flush()
+	}
+}
+
+func (f *feedWriter) row(c *localdb.Change) error {
+	f.start()
+	row := couchdoc.Change{
+		Seq:     json.RawMessage(strconv.FormatInt(c.Seq, 10)),
+		ID:      c.ID,
+		Deleted: c.Deleted,
+		Changes: make([]couchdoc.ChangeRev, len(c.Revs)),
+	}
+	for i, rev := range c.Revs {
+		row.Changes[i].Rev = rev
+	}
+	if c.Doc != nil {
+		b, err := c.Doc.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		row.Doc = b
+	}
+	b, err := jsonMarshal(row)
+	if err != nil {
+		return err
+	}
+	if !f.continuous && f.rows > 0 {
+		f.write([]byte(",\n"))
+	}
+	f.write(b)
+	if f.continuous {
+		f.write([]byte("\n"))
+		f.flush()
+	}
+	f.rows++
+	return f.err
+}
+
+func (f *feedWriter) heartbeat() {
+	if f.continuous {
+		f.start()
+	} else if !f.started {
+		// Longpoll: newlines before the JSON keep the connection alive.
+		h := f.w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "must-revalidate")
+		f.w.WriteHeader(http.StatusOK)
+		f.started = true
+		f.write([]byte("\n"))
+		f.flush()
+		f.write([]byte("{\"results\":[\n"))
+		return
+	}
+	f.write([]byte("\n"))
+	f.flush()
+}
+
+func (f *feedWriter) end(lastSeq int64) {
+	f.start()
+	if f.continuous {
+		f.write([]byte(`{"last_seq":` + strconv.FormatInt(lastSeq, 10) + "}\n"))
+	} else {
+		f.write([]byte("\n],\n\"last_seq\":" + strconv.FormatInt(lastSeq, 10) + "}\n"))
+	}
+	f.flush()
+}
+
+// serveChanges is GET|POST /{db}/_changes.
+func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
+		return
+	}
+	p, err := parseFeedParams(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ctx := r.Context()
+	if p.sinceNow {
+		info, err := db.Info(ctx)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.opts.Since = info.UpdateSeq
+	}
+	f := &feedWriter{w: w, continuous: p.feed == "continuous"}
+	if p.feed == "normal" {
+		last, err := db.Changes(ctx, p.opts, f.row)
+		if err != nil {
+			s.feedError(w, r, f, err)
+			return
+		}
+		f.end(max(last, p.opts.Since))
+		return
+	}
+	s.followFeed(ctx, w, r, db, p, f)
+}
+
+// followFeed runs a longpoll or continuous feed: rows since the cursor,
+// then wait (WaitForChange, no polling) with heartbeats until a change,
+// the timeout, the limit or the end of the request.
+func (s *Server) followFeed(ctx context.Context, w http.ResponseWriter, r *http.Request, db *localdb.DB, p *feedParams, f *feedWriter) {
+	since, woke := p.opts.Since, int64(0)
+	limit := p.opts.Limit
+	var deadline time.Time
+	if p.timeout > 0 {
+		deadline = time.Now().Add(p.timeout)
+	}
+	p.opts.Descending = false
+	for {
+		opts := p.opts
+		opts.Since = since
+		if limit > 0 {
+			opts.Limit = limit - f.rows
+		}
+		last, err := db.Changes(ctx, opts, f.row)
+		if err != nil {
+			s.feedError(w, r, f, err)
+			return
+		}
+		if limit > 0 && f.rows >= limit {
+			f.end(max(since, last))
+			return
+		}
+		// This scan ran after woke was seen, so it covered at least up to
+		// woke even if its filter kept no row: never wake twice for it.
+		since = max(since, last, woke)
+		if p.feed == "longpoll" && f.rows > 0 {
+			f.end(since)
+			return
+		}
+		if f.continuous {
+			f.start()
+			f.flush()
+		}
+		woke, err = s.waitChange(ctx, db, p, f, since, deadline)
+		if err != nil {
+			if errors.Is(err, errFeedTimeout) {
+				f.end(since)
+			} else if ctx.Err() != nil {
+				if f.continuous && f.started {
+					f.end(since) // best effort on shutdown
+				}
+			} else {
+				s.feedError(w, r, f, err)
+			}
+			return
+		}
+	}
+}
+
+var errFeedTimeout = errors.New("feed timeout")
+
+// waitChange blocks until the update seq passes since, writing
+// heartbeats; errFeedTimeout when the deadline passes first.
+func (s *Server) waitChange(ctx context.Context, db *localdb.DB, p *feedParams, f *feedWriter, since int64, deadline time.Time) (int64, error) {
+	for {
+		wait := p.heartbeat
+		if !deadline.IsZero() {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return 0, errFeedTimeout
+			}
+			if wait == 0 || left < wait {
+				wait = left
+			}
+		}
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		upd, err := db.WaitForChange(wctx, since)
+		cancel()
+		if err == nil {
+			return upd, nil
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return 0, err
+		}
+		if p.heartbeat > 0 {
+			f.heartbeat()
+			if f.err != nil {
+				return 0, f.err
+			}
+		}
+	}
+}
+
+// feedError reports an error before the answer started, or cuts the
+// stream after (the client sees a truncated body, as with CouchDB).
+func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter, err error) {
+	if !f.started {
+		s.writeError(w, r, err)
+		return
+	}
+	if !errors.Is(err, context.Canceled) {
+		s.log.Warn("changes feed", "err", err)
+	}
+}

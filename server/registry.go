@@ -1,0 +1,208 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	gosync "sync"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+const dbFileExt = ".sqlite"
+
+// errNoDB is CouchDB's answer for a missing database.
+var errNoDB = couchdoc.Errorf(couchdoc.ErrNotFound, "Database does not exist.")
+
+// registry opens databases on first use and keeps them open.
+type registry struct {
+	cfg Config
+	mu  gosync.Mutex
+	dbs map[string]*localdb.DB
+}
+
+func newRegistry(cfg Config) *registry {
+	return &registry{cfg: cfg, dbs: map[string]*localdb.DB{}}
+}
+
+// validateDBName checks a database name as CouchDB does.
+func validateDBName(name string) error {
+	ok := name != "" && len(name) <= 238 && name[0] >= 'a' && name[0] <= 'z'
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("_$()+-/", c) >= 0
+	}
+	if !ok {
+		return &couchdoc.Error{Status: 400, Name: "illegal_database_name",
+			Reason: fmt.Sprintf("Name: '%s'. Only lowercase characters (a-z), digits (0-9), and any of the characters _, $, (, ), +, -, and / are allowed. Must begin with a letter.", name)}
+	}
+	return nil
+}
+
+// file returns the SQLite file of a database.
+func (g *registry) file(name string) string {
+	if g.cfg.DBPath != "" {
+		return g.cfg.DBPath
+	}
+	return filepath.Join(g.cfg.DataDir, strings.ReplaceAll(name, "/", "%2F")+dbFileExt)
+}
+
+// get returns an existing database, opening it if needed; errNoDB if it
+// does not exist.
+func (g *registry) get(ctx context.Context, name string) (*localdb.DB, error) {
+	if err := validateDBName(name); err != nil {
+		return nil, err
+	}
+	if g.cfg.DBPath != "" && name != g.cfg.DBName {
+		return nil, errNoDB
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if db, ok := g.dbs[name]; ok {
+		return db, nil
+	}
+	if g.cfg.DataDir != "" {
+		if _, err := os.Stat(g.file(name)); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, errNoDB
+			}
+			return nil, fmt.Errorf("open database %s: %w", name, err)
+		}
+	}
+	return g.openLocked(name)
+}
+
+func (g *registry) openLocked(name string) (*localdb.DB, error) {
+	db, err := localdb.Open(g.file(name), g.cfg.DBOptions)
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", name, err)
+	}
+	g.dbs[name] = db
+	return db, nil
+}
+
+// create creates a database; couchdoc.ErrFileExists if it exists.
+func (g *registry) create(ctx context.Context, name string) error {
+	if err := validateDBName(name); err != nil {
+		return err
+	}
+	if g.cfg.DBPath != "" {
+		if name == g.cfg.DBName {
+			return couchdoc.ErrFileExists
+		}
+		return couchdoc.Errorf(couchdoc.ErrForbidden, "This server serves the single database %q.", g.cfg.DBName)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.dbs[name]; ok {
+		return couchdoc.ErrFileExists
+	}
+	if err := os.MkdirAll(g.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	f, err := os.OpenFile(g.file(name), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return couchdoc.ErrFileExists
+		}
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	f.Close()
+	if _, err := g.openLocked(name); err != nil {
+		os.Remove(g.file(name))
+		return err
+	}
+	return nil
+}
+
+// remove closes and deletes a database.
+func (g *registry) remove(ctx context.Context, name string) error {
+	if err := validateDBName(name); err != nil {
+		return err
+	}
+	if g.cfg.DBPath != "" {
+		if name != g.cfg.DBName {
+			return errNoDB
+		}
+		return couchdoc.Errorf(couchdoc.ErrForbidden, "The database %q cannot be deleted over HTTP.", name)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	file := g.file(name)
+	if db, ok := g.dbs[name]; ok {
+		delete(g.dbs, name)
+		if err := db.Close(); err != nil {
+			return fmt.Errorf("delete database %s: %w", name, err)
+		}
+	}
+	if err := os.Remove(file); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errNoDB
+		}
+		return fmt.Errorf("delete database %s: %w", name, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		_ = os.Remove(file + suffix)
+	}
+	return nil
+}
+
+// names lists the databases, sorted.
+func (g *registry) names() ([]string, error) {
+	if g.cfg.DBPath != "" {
+		return []string{g.cfg.DBName}, nil
+	}
+	entries, err := os.ReadDir(g.cfg.DataDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return []string{}, nil
+		}
+		return nil, fmt.Errorf("list databases: %w", err)
+	}
+	names := []string{}
+	for _, e := range entries {
+		n, ok := strings.CutSuffix(e.Name(), dbFileExt)
+		if !ok || e.IsDir() {
+			continue
+		}
+		n = strings.ReplaceAll(n, "%2F", "/")
+		if validateDBName(n) == nil {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func (g *registry) closeAll() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var errs []error
+	for name, db := range g.dbs {
+		if err := db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", name, err))
+		}
+		delete(g.dbs, name)
+	}
+	return errors.Join(errs...)
+}
+
+// CheckInvariants checks the invariants of every database the server has
+// open (one winner per document, unique seqs, ...); for tests.
+func (s *Server) CheckInvariants(ctx context.Context) error {
+	s.dbs.mu.Lock()
+	defer s.dbs.mu.Unlock()
+	var errs []error
+	for name, db := range s.dbs.dbs {
+		if err := db.CheckInvariants(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("database %s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

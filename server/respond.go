@@ -1,0 +1,143 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+type stringError string
+
+func (e stringError) Error() string { return string(e) }
+
+func errorString(format string, args ...any) error {
+	return stringError(fmt.Sprintf(format, args...))
+}
+
+// badRequest returns a 400 bad_request error with a formatted reason.
+func badRequest(format string, args ...any) error {
+	return couchdoc.Errorf(couchdoc.ErrBadRequest, format, args...)
+}
+
+// writeJSON writes v as the JSON answer with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		status = http.StatusInternalServerError
+		buf.WriteString(`{"error":"unknown_error","reason":"encode answer"}` + "\n")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "must-revalidate")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// errorBody is CouchDB's error answer.
+type errorBody struct {
+	Error  string `json:"error"`
+	Reason string `json:"reason"`
+}
+
+// toCouchError maps err to the CouchDB error it answers as.
+func toCouchError(err error) *couchdoc.Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return couchdoc.Errorf(couchdoc.ErrTooLarge, "the request body is larger than %d bytes", mbe.Limit)
+	}
+	var ce *couchdoc.Error
+	if errors.As(err, &ce) {
+		if ce.Status == 0 {
+			return couchdoc.FromBody(0, ce.Name, ce.Reason)
+		}
+		return ce
+	}
+	return &couchdoc.Error{Status: http.StatusInternalServerError, Name: "unknown_error", Reason: "internal server error", Err: err}
+}
+
+// writeError answers with err's CouchDB error body. Errors that are not
+// CouchDB errors are logged and answered as 500 without their text.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		return // the client went away
+	}
+	ce := toCouchError(err)
+	if ce.Status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if ce.Status == http.StatusUnauthorized && s.wantsBasicChallenge(r) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="settee"`)
+	}
+	writeJSON(w, ce.Status, errorBody{Error: ce.Name, Reason: ce.Reason})
+}
+
+// readBody reads a whole (size-limited) request body.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read request body: %w", err)
+	}
+	return b, nil
+}
+
+// decodeJSONBody decodes a JSON request body into v; malformed JSON is 400.
+func decodeJSONBody(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(b, v)
+}
+
+func decodeJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid JSON: %v", err)
+	}
+	if dec.More() {
+		return badRequest("invalid JSON: trailing data")
+	}
+	return nil
+}
+
+// okRev is the answer of a document write.
+type okRev struct {
+	OK  bool   `json:"ok"`
+	ID  string `json:"id"`
+	Rev string `json:"rev"`
+}
+
+var okTrue = map[string]bool{"ok": true}
+
+// jsonMarshal encodes v without HTML escaping.
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// requestBodyError classifies an error of reading a request body: a body
+// that is too large stays 413, a CouchDB error keeps its status, anything
+// else (truncated or malformed) is the client's fault: 400.
+func requestBodyError(what string, err error) error {
+	var mbe *http.MaxBytesError
+	var ce *couchdoc.Error
+	if errors.As(err, &mbe) || errors.As(err, &ce) {
+		return err
+	}
+	return badRequest("invalid %s body: %v", what, err)
+}

@@ -1,0 +1,371 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// route is a request path split into CouchDB's parts, unescaped: a "%2F"
+// inside a document id is part of the id, not a separator.
+type route struct {
+	db      string // "" for server-level paths
+	special string // server or database endpoint such as "_changes"
+	docID   string // full id, with "_design/" or "_local/" prefix
+	att     string // attachment name, may hold '/'
+	dbSlash bool   // "/{db}/" with a trailing slash
+}
+
+// parseRoute splits an escaped URL path.
+func parseRoute(escaped string) (route, error) {
+	var rt route
+	p := strings.TrimPrefix(escaped, "/")
+	if p == "" {
+		return rt, nil
+	}
+	raw := strings.Split(p, "/")
+	segs := make([]string, len(raw))
+	for i, s := range raw {
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return rt, badRequest("invalid URL path escaping")
+		}
+		segs[i] = u
+	}
+	if strings.HasPrefix(segs[0], "_") {
+		rt.special = segs[0]
+		if len(segs) > 1 {
+			rt.docID = strings.Join(segs[1:], "/")
+		}
+		return rt, nil
+	}
+	rt.db = segs[0]
+	rest := segs[1:]
+	switch {
+	case len(rest) == 0:
+	case len(rest) == 1 && rest[0] == "":
+		rt.dbSlash = true
+	case rest[0] == "_local" || rest[0] == "_design":
+		if len(rest) < 2 || rest[1] == "" {
+			return rt, badRequest("Document id must not be empty")
+		}
+		rt.docID = rest[0] + "/" + rest[1]
+		if rest[0] == "_local" {
+			rt.docID = strings.Join(rest, "/")
+		} else if len(rest) > 2 {
+			rt.att = strings.Join(rest[2:], "/")
+		}
+	case strings.HasPrefix(rest[0], "_") && isDBEndpoint(rest[0]):
+		rt.special = rest[0]
+		if len(rest) > 1 {
+			return rt, couchdoc.Errorf(couchdoc.ErrNotFound, "unknown path")
+		}
+	case rest[0] == "":
+		return rt, badRequest("Document id must not be empty")
+	default:
+		rt.docID = rest[0]
+		if len(rest) > 1 {
+			rt.att = strings.Join(rest[1:], "/")
+		}
+	}
+	return rt, nil
+}
+
+func isDBEndpoint(s string) bool {
+	switch s {
+	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
+		"_all_docs", "_revs_limit", "_compact", "_security", "_find", "_index":
+		return true
+	}
+	return false
+}
+
+// ServeHTTP serves CouchDB's API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		s.log.Debug("request", "method", r.Method, "path", r.URL.EscapedPath(), "status", rec.status, "dur", time.Since(start))
+	}()
+	w = rec
+	if s.cors(w, r) {
+		return
+	}
+	if r.ContentLength > s.cfg.MaxBodySize {
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrTooLarge, "the request body is larger than %d bytes", s.cfg.MaxBodySize))
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodySize)
+	}
+	rt, err := parseRoute(r.URL.EscapedPath())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	user, err := s.authenticate(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if user == "" && len(s.cfg.Users) > 0 && !isPublic(rt, r) {
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrUnauthorized, "Authentication required."))
+		return
+	}
+	if rt.db == "" {
+		s.serveServer(w, r, rt, user)
+		return
+	}
+	db, err := s.dbs.get(r.Context(), rt.db)
+	if rt.docID == "" && rt.special == "" {
+		s.serveDB(w, r, rt, db, err)
+		return
+	}
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	switch {
+	case rt.special != "":
+		s.serveDBEndpoint(w, r, rt, db)
+	case couchdoc.IsLocalID(rt.docID):
+		s.serveLocal(w, r, rt, db)
+	case rt.att != "":
+		s.serveAttachment(w, r, rt, db)
+	default:
+		s.serveDoc(w, r, rt, db)
+	}
+}
+
+// isPublic lists what anyone may call when users are configured, as
+// CouchDB with require_valid_user: the welcome, health and session
+// endpoints.
+func isPublic(rt route, r *http.Request) bool {
+	if rt.db != "" {
+		return false
+	}
+	switch rt.special {
+	case "", "_up", "_session":
+		return true
+	}
+	return false
+}
+
+func methodNotAllowed(allowed string) error {
+	return &couchdoc.Error{Status: http.StatusMethodNotAllowed, Name: "method_not_allowed", Reason: "Only " + allowed + " allowed"}
+}
+
+func (s *Server) serveServer(w http.ResponseWriter, r *http.Request, rt route, user string) {
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch rt.special {
+	case "":
+		if !get {
+			s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"couchdb": "Welcome",
+			"version": Version,
+			"uuid":    s.serverUUID(r),
+			"vendor":  map[string]string{"name": "Settee", "version": Version},
+			"features": []string{
+				"access-ready", "partitioned", "pluggable-storage-engines", "reshard", "scheduler",
+			},
+		})
+	case "_up":
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	case "_all_dbs":
+		if !get {
+			s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+			return
+		}
+		names, err := s.dbs.names()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, names)
+	case "_uuids":
+		s.serveUUIDs(w, r)
+	case "_session":
+		s.serveSession(w, r, user)
+	default:
+		if rt.docID == "" {
+			s.writeError(w, r, validateDBName(rt.special))
+			return
+		}
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "Database does not exist."))
+	}
+}
+
+func (s *Server) serveUUIDs(w http.ResponseWriter, r *http.Request) {
+	n := 1
+	if c := r.URL.Query().Get("count"); c != "" {
+		v, err := parseInt(c)
+		if err != nil || v < 1 || v > 1000 {
+			s.writeError(w, r, badRequest("count must be between 1 and 1000"))
+			return
+		}
+		n = int(v)
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = newUUID()
+	}
+	w.Header().Set("Cache-Control", "must-revalidate, no-cache")
+	writeJSON(w, http.StatusOK, map[string][]string{"uuids": ids})
+}
+
+// serveDB answers /{db}: info, create, delete, and POST of a new document.
+func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB, openErr error) {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		if openErr != nil {
+			s.writeError(w, r, openErr)
+			return
+		}
+		info, err := db.Info(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"db_name":             rt.db,
+			"doc_count":           info.DocCount,
+			"doc_del_count":       info.DocDelCount,
+			"update_seq":          info.UpdateSeq,
+			"purge_seq":           0,
+			"compact_running":     false,
+			"disk_format_version": 8,
+			"instance_start_time": s.start,
+			"sizes":               map[string]int{"file": 0, "external": 0, "active": 0},
+			"props":               map[string]any{},
+		})
+	case http.MethodPut:
+		if err := s.dbs.create(r.Context(), rt.db); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Location", "/"+url.PathEscape(rt.db))
+		writeJSON(w, http.StatusCreated, okTrue)
+	case http.MethodDelete:
+		if r.URL.Query().Has("rev") {
+			s.writeError(w, r, badRequest("You tried to DELETE a database with a ?rev= parameter. Did you mean to DELETE a document instead?"))
+			return
+		}
+		if err := s.dbs.remove(r.Context(), rt.db); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, okTrue)
+	case http.MethodPost:
+		if openErr != nil {
+			s.writeError(w, r, openErr)
+			return
+		}
+		s.postDoc(w, r, rt, db)
+	default:
+		s.writeError(w, r, methodNotAllowed("DELETE,GET,HEAD,POST,PUT"))
+	}
+}
+
+func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
+	switch rt.special {
+	case "_changes":
+		s.serveChanges(w, r, db)
+	case "_revs_diff":
+		s.serveRevsDiff(w, r, db)
+	case "_bulk_docs":
+		s.serveBulkDocs(w, r, db)
+	case "_bulk_get":
+		s.serveBulkGet(w, r, db)
+	case "_all_docs":
+		s.serveAllDocs(w, r, db)
+	case "_ensure_full_commit":
+		if r.Method != http.MethodPost {
+			s.writeError(w, r, methodNotAllowed("POST"))
+			return
+		}
+		writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "instance_start_time": s.start})
+	case "_revs_limit":
+		s.serveRevsLimit(w, r, db)
+	case "_compact":
+		if r.Method != http.MethodPost {
+			s.writeError(w, r, methodNotAllowed("POST"))
+			return
+		}
+		c, ok := any(db).(interface{ Compact(context.Context) error })
+		if !ok {
+			s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "_compact is not supported by this store"))
+			return
+		}
+		if err := c.Compact(r.Context()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, okTrue)
+	default:
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "%s is not supported by this server", rt.special))
+	}
+}
+
+func (s *Server) serveRevsLimit(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	switch r.Method {
+	case http.MethodGet:
+		writeJSON(w, http.StatusOK, db.RevsLimit())
+	case http.MethodPut:
+		var n int64
+		b, err := readBody(r)
+		if err == nil {
+			err = decodeJSON(b, &n)
+		}
+		if err == nil && n < 1 {
+			err = badRequest("revs_limit must be a positive integer")
+		}
+		if err == nil {
+			err = db.SetRevsLimit(r.Context(), int(n))
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, okTrue)
+	default:
+		s.writeError(w, r, methodNotAllowed("GET,PUT"))
+	}
+}
+
+// statusRecorder remembers the status for the request log and passes
+// flushes through (feeds need them).
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

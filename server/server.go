@@ -1,0 +1,184 @@
+// Package server serves a device's local store over CouchDB's HTTP API, so
+// Apache CouchDB's replicator, PouchDB and Settee's own sync package can
+// replicate to and from it as with any CouchDB. It is an http.Handler over
+// localdb databases plus a ListenAndServe entry point that is safe by
+// default: loopback only unless users are configured, optional TLS, and a
+// graceful shutdown that ends continuous feeds.
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/settee/settee/localdb"
+)
+
+// Version is what GET / reports as the CouchDB version.
+const Version = "3.3.3-settee"
+
+// Config configures a Server. Exactly one of DataDir and DBPath is set.
+type Config struct {
+	// Addr is the listening address of ListenAndServe; default
+	// "127.0.0.1:5984". A non-loopback address needs Users.
+	Addr string
+
+	// DataDir holds one SQLite file per database, named after the database
+	// ("a/b" is stored as "a%2Fb.sqlite"). Databases are created and
+	// deleted with PUT and DELETE /{db}.
+	DataDir string
+	// DBPath serves a single database from one SQLite file under the name
+	// DBName (default "settee"); it can be neither created nor deleted
+	// over HTTP. The file is created on first use if missing.
+	DBPath string
+	DBName string
+	// DBOptions are passed to localdb.Open.
+	DBOptions *localdb.Options
+
+	// Users maps user names to passwords. When empty, every request is
+	// served as the admin ("admin party"), which ListenAndServe only
+	// allows on a loopback address.
+	Users map[string]string
+	// SessionSecret signs AuthSession cookies; random (per process) when
+	// empty, which logs everyone out on restart.
+	SessionSecret []byte
+	// SessionTimeout is the lifetime of a session cookie; default 10 min.
+	SessionTimeout time.Duration
+
+	// CORS enables CORS headers; nil disables them.
+	CORS *CORS
+
+	// MaxBodySize bounds request bodies (attachments included); larger
+	// ones are refused with 413 too_large. Default 64 MiB.
+	MaxBodySize int64
+
+	// TLSCertFile and TLSKeyFile make ListenAndServe serve HTTPS.
+	TLSCertFile, TLSKeyFile string
+
+	// UUID is the server's uuid reported by GET /; default: the database's
+	// UUID in single-database mode, else a random one per process.
+	UUID string
+
+	// Logger receives errors and one line per request (never credentials);
+	// nil discards.
+	Logger *slog.Logger
+}
+
+// CORS configures cross-origin requests.
+type CORS struct {
+	// Origins allowed; "*" allows any (not combinable with Credentials).
+	Origins []string
+	// Credentials allows cookies and Authorization on CORS requests.
+	Credentials bool
+	// MaxAge of preflight answers; default 10 min.
+	MaxAge time.Duration
+}
+
+// Server is the CouchDB API over local databases. It is an http.Handler.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	dbs    *registry
+	secret []byte
+	uuid   string
+	start  string
+
+	uuidOnce sync.Once
+	randUUID string
+}
+
+// ErrConfig reports an unusable Config.
+var ErrConfig = errors.New("server: invalid config")
+
+// New validates cfg and returns a Server. It does no I/O: databases are
+// opened on first use. Close the Server to close them.
+func New(cfg Config) (*Server, error) {
+	if (cfg.DataDir == "") == (cfg.DBPath == "") {
+		return nil, errorf("exactly one of DataDir and DBPath must be set")
+	}
+	if cfg.DBPath != "" {
+		if cfg.DBName == "" {
+			cfg.DBName = "settee"
+		}
+		if err := validateDBName(cfg.DBName); err != nil {
+			return nil, errorf("DBName: %v", err)
+		}
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:5984"
+	}
+	if cfg.SessionTimeout <= 0 {
+		cfg.SessionTimeout = 10 * time.Minute
+	}
+	if cfg.MaxBodySize <= 0 {
+		cfg.MaxBodySize = 64 << 20
+	}
+	if cfg.CORS != nil && cfg.CORS.Credentials {
+		for _, o := range cfg.CORS.Origins {
+			if o == "*" {
+				return nil, errorf("CORS origin \"*\" cannot allow credentials")
+			}
+		}
+	}
+	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
+		return nil, errorf("TLS needs both TLSCertFile and TLSKeyFile")
+	}
+	for name := range cfg.Users {
+		if name == "" {
+			return nil, errorf("empty user name")
+		}
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{
+		cfg:   cfg,
+		log:   log,
+		dbs:   newRegistry(cfg),
+		start: "0",
+	}
+	s.secret = cfg.SessionSecret
+	if len(s.secret) == 0 {
+		s.secret = make([]byte, 32)
+		_, _ = rand.Read(s.secret)
+	}
+	s.uuid = cfg.UUID
+	return s, nil
+}
+
+func errorf(format string, args ...any) error {
+	return errors.Join(ErrConfig, errorString(format, args...))
+}
+
+// Close closes the databases the server opened. Requests still running
+// get errors.
+func (s *Server) Close() error {
+	return s.dbs.closeAll()
+}
+
+// serverUUID is GET /'s uuid.
+func (s *Server) serverUUID(r *http.Request) string {
+	if s.uuid != "" {
+		return s.uuid
+	}
+	if s.cfg.DBPath != "" {
+		if db, err := s.dbs.get(r.Context(), s.cfg.DBName); err == nil {
+			return db.UUID()
+		}
+	}
+	s.uuidOnce.Do(func() { s.randUUID = newUUID() })
+	return s.randUUID
+}
+
+// newUUID returns 32 random hex digits, CouchDB's uuid form.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

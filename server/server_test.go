@@ -1,0 +1,153 @@
+package server
+
+import (
+	"errors"
+	"net/url"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRootAndServerEndpoints(t *testing.T) {
+	ts := newTServer(t, Config{})
+	m := ts.must(200, "GET", "/", nil).json(t)
+	if m["couchdb"] != "Welcome" || m["version"] != Version || len(m["uuid"].(string)) != 32 {
+		t.Fatalf("GET /: %v", m)
+	}
+	if m2 := ts.must(200, "GET", "/", nil).json(t); m2["uuid"] != m["uuid"] {
+		t.Fatal("uuid changes between requests")
+	}
+	ts.must(200, "GET", "/_up", nil)
+	u := ts.must(200, "GET", "/_uuids?count=3", nil).json(t)
+	if ids := u["uuids"].([]any); len(ids) != 3 || ids[0] == ids[1] {
+		t.Fatalf("_uuids: %v", u)
+	}
+	ts.wantError(400, "bad_request", "GET", "/_uuids?count=x", nil)
+	ts.wantError(405, "method_not_allowed", "POST", "/", "{}")
+	ts.wantError(400, "illegal_database_name", "GET", "/_nosuch", nil)
+	if r := ts.must(200, "GET", "/_all_dbs", nil); strings.TrimSpace(string(r.body)) != "[]" {
+		t.Fatalf("_all_dbs: %s", r.body)
+	}
+}
+
+func TestDatabaseLifecycle(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.wantError(404, "not_found", "GET", "/db", nil)
+	ts.must(201, "PUT", "/db", nil)
+	ts.wantError(412, "file_exists", "PUT", "/db", nil)
+	m := ts.must(200, "GET", "/db", nil).json(t)
+	if m["db_name"] != "db" || m["doc_count"] != 0.0 || m["update_seq"] != 0.0 {
+		t.Fatalf("info: %v", m)
+	}
+	// PouchDB asks for /{db}/ with a trailing slash.
+	if m := ts.must(200, "GET", "/db/", nil).json(t); m["db_name"] != "db" {
+		t.Fatalf("GET /db/: %v", m)
+	}
+	ts.must(200, "HEAD", "/db", nil)
+	for _, bad := range []string{"Db", "1db", "d%20b", "d.b", "db%C3%BC"} {
+		ts.wantError(400, "illegal_database_name", "PUT", "/"+bad, nil)
+	}
+	ts.must(201, "PUT", "/a%2Fb$c(d)+e-f_", nil)
+	m = ts.must(200, "GET", "/a%2Fb$c(d)+e-f_", nil).json(t)
+	if m["db_name"] != "a/b$c(d)+e-f_" {
+		t.Fatalf("db with slash: %v", m)
+	}
+	var names []string
+	r := ts.must(200, "GET", "/_all_dbs", nil)
+	if err := jsonUnmarshal(r.body, &names); err != nil || !reflect.DeepEqual(names, []string{"a/b$c(d)+e-f_", "db"}) {
+		t.Fatalf("_all_dbs: %s", r.body)
+	}
+	ts.wantError(400, "bad_request", "DELETE", "/db?rev=1-a", nil)
+	ts.must(200, "DELETE", "/db", nil)
+	ts.wantError(404, "not_found", "GET", "/db", nil)
+	ts.wantError(404, "not_found", "DELETE", "/db", nil)
+	ts.wantError(404, "not_found", "GET", "/db/doc", nil)
+}
+
+func TestSingleDatabaseMode(t *testing.T) {
+	dir := t.TempDir()
+	ts := newTServer(t, Config{DBPath: filepath.Join(dir, "one.sqlite"), DBName: "mine"})
+	ts.must(200, "GET", "/mine", nil)
+	ts.wantError(412, "file_exists", "PUT", "/mine", nil)
+	ts.wantError(403, "forbidden", "PUT", "/other", nil)
+	ts.wantError(403, "forbidden", "DELETE", "/mine", nil)
+	ts.wantError(404, "not_found", "GET", "/other", nil)
+	ts.putDoc("mine", "x", map[string]any{"a": 1})
+	r := ts.must(200, "GET", "/_all_dbs", nil)
+	if strings.TrimSpace(string(r.body)) != `["mine"]` {
+		t.Fatalf("_all_dbs: %s", r.body)
+	}
+	uuid := ts.must(200, "GET", "/", nil).json(t)["uuid"]
+	if uuid == "" || uuid == nil {
+		t.Fatal("no uuid")
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	for _, c := range []Config{
+		{},
+		{DataDir: "x", DBPath: "y"},
+		{DBPath: "y", DBName: "Bad"},
+		{DataDir: "x", TLSCertFile: "c"},
+		{DataDir: "x", CORS: &CORS{Origins: []string{"*"}, Credentials: true}},
+		{DataDir: "x", Users: map[string]string{"": "p"}},
+	} {
+		if _, err := New(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("New(%+v) = %v, want ErrConfig", c, err)
+		}
+	}
+}
+
+func TestParseRoute(t *testing.T) {
+	cases := []struct {
+		path string
+		want route
+	}{
+		{"/", route{}},
+		{"/_all_dbs", route{special: "_all_dbs"}},
+		{"/db", route{db: "db"}},
+		{"/db/", route{db: "db", dbSlash: true}},
+		{"/a%2Fb/doc", route{db: "a/b", docID: "doc"}},
+		{"/db/_changes", route{db: "db", special: "_changes"}},
+		{"/db/a%2Fb", route{db: "db", docID: "a/b"}},
+		{"/db/a%2Fb/att/x.txt", route{db: "db", docID: "a/b", att: "att/x.txt"}},
+		{"/db/a+b%3Fc%25d", route{db: "db", docID: "a+b?c%d"}},
+		{"/db/_design/foo", route{db: "db", docID: "_design/foo"}},
+		{"/db/_design%2Ffoo", route{db: "db", docID: "_design/foo"}},
+		{"/db/_design/foo/a%2Fb", route{db: "db", docID: "_design/foo", att: "a/b"}},
+		{"/db/_local/x", route{db: "db", docID: "_local/x"}},
+		{"/db/_local/x/y", route{db: "db", docID: "_local/x/y"}},
+		{"/db/_foo", route{db: "db", docID: "_foo"}},
+		{"/db/%C3%BC", route{db: "db", docID: "ü"}},
+	}
+	for _, c := range cases {
+		got, err := parseRoute(c.path)
+		if err != nil || got != c.want {
+			t.Errorf("parseRoute(%q) = %+v, %v; want %+v", c.path, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"/db/%zz", "/db/_local/", "/db/_design", "/db/_changes/x"} {
+		if _, err := parseRoute(bad); err == nil {
+			t.Errorf("parseRoute(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseRoute(f *testing.F) {
+	for _, s := range []string{"/", "/db/doc", "/db/_design/x/y", "/a%2Fb/c%2F/d", "/db/_local/%00", "//", "/db//x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		rt, err := parseRoute(p)
+		if err != nil {
+			return
+		}
+		if rt.att != "" && rt.docID == "" {
+			t.Fatalf("attachment without doc: %+v", rt)
+		}
+		if _, err := url.PathUnescape(strings.ReplaceAll(p, "/", "")); err != nil {
+			t.Fatalf("accepted bad escaping %q", p)
+		}
+	})
+}
