@@ -26,6 +26,8 @@ import (
 )
 
 // Environment of the crash child (TestMain runs it instead of the tests).
+const progressID = "_local/progress"
+
 const (
 	crashChildEnv = "SETTEE_CRASH_CHILD_DB"    // database path
 	crashStartEnv = "SETTEE_CRASH_CHILD_START" // first batch to write
@@ -47,7 +49,10 @@ func TestMain(m *testing.M) {
 //     doc of batch k-1.
 //
 // So a batch that is there in part shows as a missing doc, a counter that
-// is behind, or a first doc of the previous batch that is alive.
+// is behind, or a first doc of the previous batch that is alive. After each
+// batch the child also records its number in the local document
+// _local/progress (a separate write, as a replicator's checkpoint is), and
+// only then acknowledges the batch.
 func batchSize(k int) int        { return 1 + k%9 }
 func batchReplicated(k int) bool { return k%3 == 0 }
 func batchDocID(k, j int) string { return fmt.Sprintf("b%06d-%02d", k, j) }
@@ -68,7 +73,7 @@ func batchDocs(k int, revOf func(id string) (string, error)) ([]*couchdoc.Doc, e
 	var docs []*couchdoc.Doc
 	for j := 0; j < batchSize(k); j++ {
 		id := batchDocID(k, j)
-		body, _ := json.Marshal(map[string]any{"batch": k, "j": j, "pad": strings.Repeat("x", 200*(j%4))})
+		body, _ := json.Marshal(map[string]any{"batch": k, "j": j, "pad": strings.Repeat("x", 1500*(j%4))})
 		d := &couchdoc.Doc{ID: id, Body: body}
 		if batchReplicated(k) {
 			d.Rev, d.Revisions = replicatedRev(id)
@@ -123,6 +128,14 @@ func crashChild(path string) int {
 		}
 		return d.Rev, nil
 	}
+	progress := &couchdoc.Doc{ID: progressID}
+	progressRev := ""
+	if d, err := db.GetLocal(ctx, progressID); err == nil {
+		progressRev = d.Rev
+	} else if !errors.Is(err, couchdoc.ErrNotFound) {
+		fmt.Fprintln(os.Stderr, "crash child: read progress:", err)
+		return 3
+	}
 	for k := start; ; k++ {
 		docs, err := batchDocs(k, revOf)
 		if err != nil {
@@ -142,6 +155,11 @@ func crashChild(path string) int {
 			if i < len(docs) && r.Rev != "" {
 				revs[docs[i].ID] = r.Rev
 			}
+		}
+		progress.Rev, progress.Body = progressRev, json.RawMessage(fmt.Sprintf(`{"batch":%d}`, k))
+		if progressRev, err = db.PutLocal(ctx, progress); err != nil {
+			fmt.Fprintf(os.Stderr, "crash child: progress %d: %v\n", k, err)
+			return 3
 		}
 		if _, err := os.Stdout.WriteString(strconv.Itoa(k) + "\n"); err != nil {
 			return 4
@@ -163,13 +181,14 @@ func TestCrashRecovery(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	path := filepath.Join(t.TempDir(), "crash.db")
 	committed := 0 // batches 1..committed are in the database
+	maxAcked := 0  // the last batch a child acknowledged
 	killedEarly := 0
 	for i := 0; i < kills; i++ {
 		// A quarter of the kills land at a random moment from the start
 		// (during Open, recovery, the first batch); the rest after the
 		// child has acknowledged a batch.
 		early := i == 0 || rng.Intn(4) == 0
-		delay := time.Duration(rng.Intn(60)) * time.Millisecond
+		delay := time.Duration(rng.Intn(150)) * time.Millisecond
 		if early {
 			delay = time.Duration(rng.Intn(20_000)) * time.Microsecond
 		}
@@ -177,9 +196,15 @@ func TestCrashRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d, kill %d: %v", seed, i, err)
 		}
-		got, err := verifyCrashDB(t, path)
+		got, progress, err := verifyCrashDB(t, path)
 		if err != nil {
 			t.Fatalf("seed %d, kill %d (after batch %d was acknowledged): %v", seed, i, acked, err)
+		}
+		if acked > committed {
+			maxAcked = acked // a batch of this run was acknowledged
+		}
+		if progress < maxAcked || progress > got || progress < got-1 {
+			t.Fatalf("seed %d, kill %d: %s says batch %d; batch %d was acknowledged and batches 1..%d are there", seed, i, progressID, progress, maxAcked, got)
 		}
 		if got != acked && got != acked+1 {
 			t.Fatalf("seed %d, kill %d: batches 1..%d are in the database; %d were there before and batch %d was acknowledged", seed, i, got, committed, acked)
@@ -196,7 +221,8 @@ func TestCrashRecovery(t *testing.T) {
 }
 
 // runAndKill starts a child writing from batch start, kills it, and returns
-// the last batch it acknowledged (start-1 when none).
+// the last batch it acknowledged (start-1 when none: batches before start
+// are known to be there).
 func runAndKill(t *testing.T, path string, start int, early bool, delay time.Duration) (int, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+path, crashStartEnv+"="+strconv.Itoa(start))
@@ -250,13 +276,38 @@ func runAndKill(t *testing.T, path string, start int, early bool, delay time.Dur
 }
 
 // verifyCrashDB checks a database after a kill and returns how many batches
-// it holds: the file passes PRAGMA integrity_check (read-only, before
+// it holds and the batch _local/progress names: the file passes PRAGMA integrity_check (read-only, before
 // anything else opens it), localdb opens it and CheckInvariants passes, and
 // the batches in it are exactly 1..n, each whole.
-func verifyCrashDB(t *testing.T, path string) (int, error) {
+func verifyCrashDB(t *testing.T, path string) (batches, progress int, err error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return 0, nil // killed before Open created the file
+		return 0, 0, nil // killed before Open created the file
 	}
+	n, err := verifyBatches(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer db.Close()
+	d, err := db.GetLocal(context.Background(), progressID)
+	if errors.Is(err, couchdoc.ErrNotFound) {
+		return n, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", progressID, err)
+	}
+	var b struct{ Batch int }
+	if err := json.Unmarshal(d.Body, &b); err != nil {
+		return 0, 0, fmt.Errorf("%s: %s: %w", progressID, d.Body, err)
+	}
+	return n, b.Batch, nil
+}
+
+// verifyBatches does the checks of verifyCrashDB on the batches.
+func verifyBatches(path string) (int, error) {
 	if err := integrityCheck(path); err != nil {
 		return 0, err
 	}

@@ -216,3 +216,27 @@ func (p *pouch) changes(ctx context.Context, allDocs bool) ([]pouchChange, error
 func sprintf(format string, args ...any) string { return fmt.Sprintf(format, args...) }
 
 func join(s []string) string { return strings.Join(s, ",") }
+
+// allDocsRow is a row of _all_docs.
+type allDocsRow struct {
+	ID    string `json:"id"`
+	Value struct {
+		Rev string `json:"rev"`
+	} `json:"value"`
+}
+
+// allDocs reads _all_docs (live documents, by id).
+func (p *pouch) allDocs(ctx context.Context) (int64, []allDocsRow, error) {
+	var res struct {
+		TotalRows int64        `json:"total_rows"`
+		Rows      []allDocsRow `json:"rows"`
+	}
+	st, err := p.do(ctx, http.MethodGet, "/_all_docs", nil, nil, &res)
+	if err != nil {
+		return 0, nil, err
+	}
+	if st != http.StatusOK {
+		return 0, nil, fmt.Errorf("_all_docs: status %d", st)
+	}
+	return res.TotalRows, res.Rows, nil
+}

@@ -18,6 +18,8 @@ type store interface {
 	OpenRevs(ctx context.Context, id string, revs []string, opts localdb.GetOptions) ([]localdb.OpenRev, error)
 	RevsDiff(ctx context.Context, revs map[string][]string) (map[string]couchdoc.RevsDiffResult, error)
 	Changes(ctx context.Context, opts localdb.ChangesOptions, fn func(*localdb.Change) error) (int64, error)
+	AllDocs(ctx context.Context, opts localdb.AllDocsOptions, fn func(*localdb.AllDocsRow) error) (int64, error)
+	Conflicts(ctx context.Context, fn func(id string) error) error
 	CheckInvariants(ctx context.Context) error
 }
 
