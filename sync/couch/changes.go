@@ -64,8 +64,7 @@ func (db *DB) followChanges(ctx context.Context, opts sync.ChangesOptions, fn fu
 			failures = 0
 			continue // the server ended the feed: follow on
 		case err == nil:
-			err = nil // an idle feed ended: follow on after a pause
-			failures = 0
+			failures = 0 // an idle feed ended: follow on after a pause
 		case !IsRetryable(err):
 			return since, err
 		case gotRow:
@@ -105,7 +104,8 @@ func (db *DB) changesOnce(ctx context.Context, opts sync.ChangesOptions, fn func
 		defer timer.Stop()
 		ctx, inner := qctx, fn
 		fn = func(c *couchdoc.Change) error {
-			timer.Reset(limit)
+			timer.Stop() // a slow consumer is not a quiet feed
+			defer timer.Reset(limit)
 			if err := inner(c); err != nil {
 				return err
 			}
