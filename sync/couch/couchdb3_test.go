@@ -421,6 +421,18 @@ func TestCouchDB3Writes(t *testing.T) {
 	if err := db.PutDoc(ctx, doc); !IsRetryable(err) || db.Stats().Requests-before != 1 {
 		t.Fatalf("500 on a streamed PutDoc: %v after %d requests", err, db.Stats().Requests-before)
 	}
+	// inline Data goes as multipart from memory and is retried here
+	rp.on("PUT /target/doc3", "error_500.http", "ensure_full_commit.http")
+	doc = newDoc("doc3", 1, 'a', `{}`)
+	doc.Attachments = map[string]*couchdoc.Attachment{"d": {Data: data, Digest: digest(data)}}
+	before = db.Stats().Requests
+	if err := db.PutDoc(ctx, doc); err != nil || db.Stats().Requests-before != 2 {
+		t.Fatalf("500 then 201 on an inline PutDoc: %v after %d requests", err, db.Stats().Requests-before)
+	}
+	last := rp.requests()[len(rp.requests())-1]
+	if !strings.HasPrefix(last.Header.Get("Content-Type"), "multipart/related") || !bytes.Contains(last.Body, data) {
+		t.Fatalf("inline PutDoc sent %s", last.Header.Get("Content-Type"))
+	}
 }
 
 func TestAuth(t *testing.T) {

@@ -1,6 +1,7 @@
 package couch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,13 +115,13 @@ func isMultipart(ct string) bool {
 }
 
 // PutDoc writes one document with new_edits=false: PUT
-// /{db}/{id}?new_edits=false. A document with attachment bytes (Data or a
-// streamed Body) goes as multipart/related, its Bodies streamed through a
-// pipe and never held in memory; such a request is sent once, not retried
-// here (its failures are *UnreachableError or 5xx *HTTPError, which
-// IsRetryable reports, so the replicator retries the document). A document
-// with stubs only goes as JSON and is retried like any request. A Body that
-// does not match its Length or Digest fails with couchdoc.ErrDigestMismatch.
+// /{db}/{id}?new_edits=false. A document with attachment bytes goes as
+// multipart/related. Streamed Bodies go through a pipe and are never held in
+// memory; such a request is sent once, not retried here (its failures are
+// *UnreachableError or 5xx *HTTPError, which IsRetryable reports, so the
+// replicator retries the document). Documents with stubs or inline Data
+// only are sent from memory and retried like any request. A Body that does
+// not match its Length or Digest fails with couchdoc.ErrDigestMismatch.
 func (db *DB) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
 	if doc.ID == "" {
 		return couchdoc.Errorf(couchdoc.ErrBadRequest, "PutDoc: document without _id")
@@ -139,6 +140,17 @@ func (db *DB) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
 	}
 	rel, err := wire.NewRelated(doc)
 	if err != nil {
+		return err
+	}
+	if !hasBodies(doc) {
+		// bytes already in memory: send a replayable body, retried as usual
+		var buf bytes.Buffer
+		buf.Grow(int(rel.Len()))
+		if _, err := rel.WriteTo(&buf); err != nil {
+			return err
+		}
+		r.body, r.contentType = buf.Bytes(), rel.ContentType()
+		_, _, err = db.call(ctx, r)
 		return err
 	}
 	pr, pw := io.Pipe()
@@ -165,3 +177,13 @@ func (db *DB) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
 }
 
 var errRequestDone = errors.New("couch: request finished")
+
+// hasBodies reports whether doc has an attachment streamed from a Body.
+func hasBodies(doc *couchdoc.Doc) bool {
+	for _, a := range doc.Attachments {
+		if !a.Stub && a.Body != nil {
+			return true
+		}
+	}
+	return false
+}
