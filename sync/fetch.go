@@ -134,13 +134,25 @@ func bulkGetUnsupported(err error) bool {
 	return false
 }
 
+// putDocMin is the size of inline attachment bytes from which a document
+// is written alone with PutDoc (multipart, no base64) rather than in a
+// _bulk_docs request.
+const putDocMin = 64 << 10
+
+// hasStreamedAttachments tells a document to write with PutDoc: one with an
+// attachment body to stream, or with big inline attachments.
 func hasStreamedAttachments(doc *couchdoc.Doc) bool {
+	n := 0
 	for _, a := range doc.Attachments {
-		if !a.Stub && a.Body != nil {
+		if a.Stub {
+			continue
+		}
+		if a.Body != nil {
 			return true
 		}
+		n += len(a.Data)
 	}
-	return false
+	return n >= putDocMin
 }
 
 // docSize estimates a document's share of a _bulk_docs body.
