@@ -1,6 +1,7 @@
 package couch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -167,7 +168,7 @@ func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.Do
 	if err != nil {
 		return nil, err
 	}
-	failed, err := wire.ReadBulkDocsResult(bytesReader(ans))
+	failed, err := wire.ReadBulkDocsResult(bytes.NewReader(ans))
 	if err != nil {
 		return nil, db.malformed(r, err)
 	}
