@@ -448,3 +448,27 @@ func TestReplicationLogsOnBothSides(t *testing.T) {
 		t.Fatalf("filtered replication: %v %+v start %s", err, res.Stats, res.StartSeq)
 	}
 }
+
+// failingBatch refuses, as a whole, any _bulk_docs holding doc00150.
+type failingBatch struct{ *memPeer }
+
+func (p failingBatch) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	for _, d := range docs {
+		if d.ID == "doc00150" {
+			return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "refused")
+		}
+	}
+	return p.memPeer.BulkDocs(ctx, docs)
+}
+
+func TestFailedBatchIsNotCheckpointed(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 300)
+	res, err := Replicate(context.Background(), Options{Source: src, Target: failingBatch{tgt}, BatchSize: 100, Workers: 1})
+	if !errors.Is(err, couchdoc.ErrBadRequest) {
+		t.Fatalf("err = %v", err)
+	}
+	if string(res.LastSeq) != `"100-x"` {
+		t.Fatalf("checkpoint %s, want the end of the first batch", res.LastSeq)
+	}
+}
