@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/settee/settee/localdb"
+)
+
+var conflictsHelp = cmdHelp{
+	usage: "settee conflicts [flags] LOCAL.db",
+	about: `List the documents of a local store that have conflicts, one JSON line
+each: the id, the winning revision CouchDB's rules picked, and the other
+(conflicting) leaf revisions. Resolve them with "settee resolve".`,
+	examples: `  settee conflicts notes.db
+  settee conflicts notes.db --ids     # just the ids, one per line`,
+	exits: true,
+}
+
+func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flagSet("conflicts")
+	idsOnly := fs.Bool("ids", false, "print only the document ids")
+	pos, err := parseFlags(fs, conflictsHelp, args, 1, 1, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	db, err := openStore(pos[0], false)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+
+	// Collect the ids first: the store may hold a read transaction open
+	// while it calls back.
+	var ids []string
+	if err := db.Conflicts(ctx, func(id string) error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if *idsOnly {
+			if _, err := fmt.Fprintln(stdout, id); err != nil {
+				return err
+			}
+			continue
+		}
+		doc, err := db.Get(ctx, id, localdb.GetOptions{Conflicts: true})
+		if err != nil {
+			return fmt.Errorf("get %s: %w", id, err)
+		}
+		if err := writeLine(stdout, struct {
+			ID        string   `json:"id"`
+			Rev       string   `json:"rev"`
+			Conflicts []string `json:"conflicts"`
+		}{id, doc.Rev, doc.Conflicts}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strings"
+	gosync "sync"
+	"syscall"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/sync/couch"
+)
+
+// Exit codes. Scripts can tell these failures apart without reading the
+// message.
+const (
+	exitOK          = 0
+	exitFailure     = 1   // anything else
+	exitUsage       = 2   // bad flags or arguments
+	exitUnreachable = 3   // connection refused, DNS, TLS, timeout
+	exitAuth        = 4   // unauthorized or forbidden
+	exitNotFound    = 5   // database or document not found
+	exitConflict    = 6   // document update conflict
+	exitInterrupted = 130 // stopped by Ctrl-C or SIGTERM (checkpoint written)
+)
+
+const exitCodesHelp = `Exit codes:
+  0    done
+  1    failed (other reasons)
+  2    bad flags or arguments
+  3    remote unreachable (connection refused, DNS, TLS, timeout)
+  4    unauthorized or forbidden (check the user and password)
+  5    database or document not found
+  6    document update conflict
+  130  interrupted by Ctrl-C or SIGTERM (replications write a checkpoint first)`
+
+// errUsage is returned after the usage text was already printed.
+var errUsage = &exitError{code: exitUsage}
+
+// exitError carries an exit code and, optionally, a message that replaces
+// the wrapped error's text.
+type exitError struct {
+	code int
+	msg  string
+	err  error
+}
+
+func (e *exitError) Error() string {
+	switch {
+	case e.msg != "":
+		return e.msg
+	case e.err != nil:
+		return e.err.Error()
+	}
+	return fmt.Sprintf("exit status %d", e.code)
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// report prints err as one line on stderr and returns the exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(err)
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitUsage && ee.msg == "" && ee.err == nil {
+		return code // usage already printed
+	}
+	msg := oneLine(scrub(err.Error()))
+	if code == exitUsage && !strings.Contains(msg, "help") {
+		msg += " (see --help)"
+	}
+	fmt.Fprintf(stderr, "settee: %s\n", msg)
+	return code
+}
+
+// exitCode maps an error to the documented exit codes.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) && ee.code != 0 {
+		return ee.code
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	case errors.Is(err, couchdoc.ErrUnauthorized), errors.Is(err, couchdoc.ErrForbidden):
+		return exitAuth
+	case errors.Is(err, couchdoc.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, couchdoc.ErrConflict):
+		return exitConflict
+	case isUnreachable(err):
+		return exitUnreachable
+	}
+	return exitFailure
+}
+
+// isUnreachable reports network-level failures: the peer could not be
+// talked to at all.
+func isUnreachable(err error) bool {
+	var (
+		op      *net.OpError
+		dns     *net.DNSError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		inval   x509.CertificateInvalidError
+		ne      net.Error
+		unr     *couch.UnreachableError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
+		errors.Is(err, context.DeadlineExceeded):
+		return true
+	case errors.As(err, &dns), errors.As(err, &op), errors.As(err, &unknown),
+		errors.As(err, &host), errors.As(err, &inval):
+		return true
+	case errors.As(err, &ne) && ne.Timeout():
+		return true
+	case errors.As(err, &unr):
+		return true
+	}
+	return false
+}
+
+// unreachableReason gives the short network reason of err ("connection
+// refused", "no such host", ...), or "" when err is not a network error.
+func unreachableReason(err error) string {
+	var (
+		dns     *net.DNSError
+		unknown x509.UnknownAuthorityError
+		host    x509.HostnameError
+		inval   x509.CertificateInvalidError
+		ne      net.Error
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to host"
+	case errors.As(err, &dns):
+		return "no such host " + dns.Name
+	case errors.As(err, &unknown):
+		return "TLS certificate signed by an unknown authority (use --ca-file, or --insecure for testing)"
+	case errors.As(err, &host):
+		return "TLS " + host.Error()
+	case errors.As(err, &inval):
+		return "TLS " + inval.Error()
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timed out (see --timeout)"
+	}
+	return ""
+}
+
+// secrets are strings never to print: passwords read from flags, files or
+// the environment. scrub replaces them in every message.
+var secrets struct {
+	gosync.Mutex
+	list []string
+}
+
+func addSecret(s string) {
+	if s == "" {
+		return
+	}
+	secrets.Lock()
+	secrets.list = append(secrets.list, s)
+	secrets.Unlock()
+}
+
+var userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s"]*)@`)
+
+// scrub removes credentials from s: the user info of any URL and any known
+// secret.
+func scrub(s string) string {
+	s = userinfoRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := userinfoRE.FindStringSubmatch(m)
+		user, _, _ := strings.Cut(sub[2], ":")
+		return sub[1] + user + "@"
+	})
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, p := range secrets.list {
+		s = strings.ReplaceAll(s, p, "***")
+	}
+	return s
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}

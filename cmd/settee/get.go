@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+var getHelp = cmdHelp{
+	usage: "settee get [flags] LOCAL.db ID",
+	about: `Print a document of a local store as JSON, the winning revision by
+default, with its _conflicts and _deleted_conflicts when it has any.
+With --leaves, print every leaf revision (the winner and each conflicting
+version) as a JSON array: what you compare before "settee resolve".
+Ids starting with _local/ read local (never replicated) documents, such as
+replication checkpoints.`,
+	examples: `  settee get notes.db shopping-list
+  settee get notes.db shopping-list --leaves      # all conflicting versions
+  settee get notes.db shopping-list --rev 2-7f3a... --revs
+  settee get notes.db _local/<replication-id>     # a replication checkpoint`,
+	exits: true,
+}
+
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flagSet("get")
+	rev := fs.String("rev", "", "read this `revision` instead of the winner")
+	revs := fs.Bool("revs", false, "include the revision history (_revisions)")
+	leaves := fs.Bool("leaves", false, "print every leaf revision as a JSON array")
+	pos, err := parseFlags(fs, getHelp, args, 2, 2, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	path, id := pos[0], pos[1]
+	db, err := openStore(path, false)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+
+	if couchdoc.IsLocalID(id) {
+		doc, err := db.GetLocal(ctx, id)
+		if err != nil {
+			return fmt.Errorf("get %s: %w", id, err)
+		}
+		return printDoc(stdout, doc)
+	}
+	opts := localdb.GetOptions{Rev: *rev, Revs: *revs}
+	if *leaves {
+		var revList []string
+		if *rev != "" {
+			revList = []string{*rev}
+		}
+		open, err := db.OpenRevs(ctx, id, revList, opts)
+		if err != nil {
+			return fmt.Errorf("get %s: %w", id, err)
+		}
+		out := make([]json.RawMessage, 0, len(open))
+		for _, o := range open {
+			if o.Doc == nil {
+				b, _ := json.Marshal(map[string]string{"missing": o.Missing})
+				out = append(out, b)
+				continue
+			}
+			b, err := docJSON(o.Doc)
+			if err != nil {
+				return err
+			}
+			out = append(out, b)
+		}
+		if len(out) == 0 {
+			return fmt.Errorf("get %s: %w", id, couchdoc.ErrNotFound)
+		}
+		return writeJSON(stdout, out)
+	}
+	opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == ""
+	doc, err := db.Get(ctx, id, opts)
+	if err != nil {
+		return fmt.Errorf("get %s: %w", id, err)
+	}
+	return printDoc(stdout, doc)
+}
+
+func printDoc(w io.Writer, doc *couchdoc.Doc) error {
+	b, err := docJSON(doc)
+	if err != nil {
+		return err
+	}
+	return writeRawJSON(w, b)
+}

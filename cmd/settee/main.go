@@ -1,0 +1,101 @@
+// Command settee drives Settee from a shell: it looks into and edits a local
+// store, serves it over the CouchDB HTTP API, replicates it with a CouchDB
+// server (pull, push, sync), and runs a self-contained demo.
+//
+// Run `settee help` for the commands and `settee COMMAND --help` for each.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// After the first Ctrl-C (which stops cleanly), a second one kills.
+		<-ctx.Done()
+		stop()
+	}()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(report(os.Stderr, err))
+}
+
+// command is one subcommand: its name, a one-line summary for the command
+// list, and the function that runs it with the arguments after its name.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order `settee help` shows them.
+func commands() []command {
+	return []command{
+		{"demo", "serve a hub and sync two devices with it, with a conflict (nothing to install)", runDemo},
+		{"pull", "replicate a remote database into a local store", runPull},
+		{"push", "replicate a local store to a remote database", runPush},
+		{"sync", "replicate both ways between a local store and a remote database", runSync},
+		{"serve", "serve local stores over the CouchDB HTTP API", runServe},
+		{"info", "print a local store's summary", runInfo},
+		{"get", "print a document with its conflicts", runGet},
+		{"put", "create or update a document", runPut},
+		{"delete", "delete a document (or one conflicting revision)", runDelete},
+		{"changes", "print a local store's changes feed", runChanges},
+		{"conflicts", "list the documents that have conflicts", runConflicts},
+		{"resolve", "resolve a conflict by choosing a winner or writing a merge", runResolve},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// run is the whole program minus the process: it parses args (without the
+// program name), runs one subcommand and returns its error, which main turns
+// into a one-line message and an exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		usage(stderr)
+		return errUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "--help"}, stdout, stderr)
+		}
+		usage(stdout)
+		return nil
+	case "-version", "--version":
+		name = "version"
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return usageErrorf("unknown command %q (run \"settee help\" for the list)", name)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `Settee: an offline-first CouchDB-compatible store and replicator.
+
+Usage:
+  settee COMMAND [flags] [arguments]
+
+Commands:`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, `
+Run "settee COMMAND --help" for a command's flags and examples.
+
+Try it:
+  settee demo                                  # a hub and two devices, in a temp dir
+  settee sync notes.db http://admin@127.0.0.1:5984/notes
+
+`+exitCodesHelp)
+}

@@ -1,0 +1,351 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/localpeer"
+)
+
+// replFlags are the flags of pull, push and sync.
+type replFlags struct {
+	remote       remoteFlags
+	continuous   bool
+	filter       string
+	queryParams  listFlag
+	docIDs       string
+	selector     string
+	createTarget bool
+	since        string
+	retries      int
+	jsonOut      bool
+}
+
+func (f *replFlags) registerOn(fs *flag.FlagSet) {
+	fs.BoolVar(&f.continuous, "continuous", false, "keep replicating new changes until Ctrl-C")
+	fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` on the source's changes")
+	fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
+	fs.StringVar(&f.docIDs, "doc-ids", "", "replicate only these comma-separated `ids`")
+	fs.StringVar(&f.selector, "selector", "", "replicate only the documents matching this Mango selector (`JSON`)")
+	fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
+	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint")
+	fs.IntVar(&f.retries, "retries", 3, "retry a failed request, and a failed step, this many `times` with backoff (0: fail at once)")
+	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
+	f.remote.register(fs)
+}
+
+// options converts the flags to replication options (without the peers).
+func (f *replFlags) options() (sync.Options, error) {
+	o := sync.Options{Continuous: f.continuous, CreateTarget: f.createTarget, Filter: f.filter}
+	if f.retries <= 0 {
+		o.Retries = -1
+	} else {
+		o.Retries = f.retries
+	}
+	if f.docIDs != "" {
+		for _, id := range strings.Split(f.docIDs, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				o.DocIDs = append(o.DocIDs, id)
+			}
+		}
+	}
+	if f.selector != "" {
+		if !json.Valid([]byte(f.selector)) || !strings.HasPrefix(strings.TrimSpace(f.selector), "{") {
+			return o, usageErrorf("--selector must be a JSON object, such as '{\"type\":\"note\"}'")
+		}
+		o.Selector = json.RawMessage(f.selector)
+	}
+	if len(f.queryParams) > 0 {
+		if f.filter == "" {
+			return o, usageErrorf("--query-param needs --filter")
+		}
+		o.QueryParams = map[string]string{}
+		for _, kv := range f.queryParams {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return o, usageErrorf("--query-param %q: expected k=v", kv)
+			}
+			o.QueryParams[k] = v
+		}
+	}
+	if n := btoi(o.Filter != "") + btoi(o.Selector != nil) + btoi(o.DocIDs != nil); n > 1 {
+		return o, usageErrorf("--filter, --selector and --doc-ids exclude each other")
+	}
+	if f.since != "" {
+		if json.Valid([]byte(f.since)) {
+			o.Since = json.RawMessage(f.since)
+		} else {
+			o.Since, _ = json.Marshal(f.since) // opaque CouchDB 3 seqs, "now"
+		}
+	}
+	return o, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+var pullHelp = cmdHelp{
+	usage: "settee pull [flags] LOCAL.db URL",
+	about: `Replicate a CouchDB database (URL) into a local store (created if missing),
+one-shot or with --continuous. A checkpoint is written as it goes, so an
+interrupted pull (Ctrl-C) resumes where it stopped.
+
+Credentials come from the URL (http://user:pass@host/db), from --user and
+--password-file, or from $SETTEE_USER and $SETTEE_PASSWORD; they are never
+printed. On a terminal a status line shows the progress; with --json one
+event per line is printed instead.
+
+--json lines are objects with a "kind": "state" and "progress" (with
+"replication" push or pull, "state", the counters "docs_read",
+"docs_written", "doc_write_failures", "missing_checked", "missing_found",
+"pending", "last_seq", "checkpointed_seq"), "doc_failure" (a document the
+target refused: "doc_id", "doc_rev", "error"), then per direction "done",
+"interrupted" or "error" (with "start_seq" and "last_seq"), and last
+"end" with "exit_code", "error", "requests", "bytes_sent",
+"bytes_received" and "seconds".` + replAbout,
+	examples: `  settee pull notes.db http://127.0.0.1:5984/notes
+  SETTEE_USER=alice SETTEE_PASSWORD=secret settee pull notes.db https://couch.example.com/notes
+  settee pull notes.db http://127.0.0.1:5984/notes --user alice --password-file ~/.couchpw
+  settee pull notes.db http://127.0.0.1:5984/notes --selector '{"type":"note"}' --json
+  settee pull notes.db http://127.0.0.1:5984/notes --continuous`,
+	exits: true,
+}
+
+var pushHelp = cmdHelp{
+	usage: "settee push [flags] LOCAL.db URL",
+	about: `Replicate a local store to a CouchDB database (URL), one-shot or with
+--continuous. --create-target creates the database when missing.
+Credentials and output work as for "settee pull".` + replAbout,
+	examples: `  settee push notes.db http://alice@127.0.0.1:5984/notes --create-target
+  settee push notes.db https://couch.example.com/notes --doc-ids shopping-list,todo`,
+	exits: true,
+}
+
+var syncHelp = cmdHelp{
+	usage: "settee sync [flags] LOCAL.db URL",
+	about: `Replicate both ways between a local store and a CouchDB database: a push
+and a pull running together, one-shot or with --continuous. Edits made on
+both sides to the same document become a conflict, on both sides, with the
+same winner; list them with "settee conflicts" and resolve them with
+"settee resolve", then sync again. The filters apply to both directions.
+Credentials and output work as for "settee pull".` + replAbout,
+	examples: `  settee sync notes.db http://127.0.0.1:5984/notes --create-target
+  settee sync notes.db https://alice@couch.example.com/notes --password-file pw.txt --continuous`,
+	exits: true,
+}
+
+const replAbout = `
+
+Ctrl-C (or SIGTERM) stops cleanly: the checkpoint is written first. A
+one-shot replication then exits with code 130 (run it again to resume); a
+continuous one, which only ends this way, exits 0. Failures print one line
+on stderr and exit non-zero (see the exit codes below).`
+
+func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runReplicate(ctx, "pull", pullHelp, args, stdout, stderr)
+}
+
+func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runReplicate(ctx, "push", pushHelp, args, stdout, stderr)
+}
+
+func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runReplicate(ctx, "sync", syncHelp, args, stdout, stderr)
+}
+
+func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, stdout, stderr io.Writer) (err error) {
+	var f replFlags
+	fs := flagSet(dir)
+	f.registerOn(fs)
+	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	opts, err := f.options()
+	if err != nil {
+		return err
+	}
+	if f.remote.timeout <= 0 {
+		return usageErrorf("--timeout must be positive")
+	}
+	rem, err := newRemote(pos[1], &f.remote, stderr)
+	if err != nil {
+		return err
+	}
+	rem.retries = opts.Retries // the same for each request as for each step
+	remotePeer, err := newRemotePeer(rem)
+	if err != nil {
+		return err
+	}
+	if dir == "push" {
+		if _, err := os.Stat(pos[0]); err != nil {
+			return &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", pos[0])}
+		}
+	}
+	// Check the remote first, so a wrong URL or password fails at once
+	// (rather than after the retries of every step) and before a local
+	// store is created for nothing.
+	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil {
+		err = explain(dir, rem, remotePeer.String(), err, nil)
+		if f.jsonOut {
+			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
+		}
+		return err
+	}
+	db, err := openStore(pos[0], true)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+	local := newLocalPeer(db)
+	if f.continuous {
+		local = pollingLocalPeer{localpeer.New(db)}
+	}
+
+	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
+	opts.OnEvent = prog.OnEvent
+	var results []dirResult
+	switch dir {
+	case "pull":
+		opts.Source, opts.Target = remotePeer, local
+		res, rerr := sync.Replicate(ctx, opts)
+		results, err = []dirResult{{"pull", res}}, rerr
+	case "push":
+		opts.Source, opts.Target = local, remotePeer
+		res, rerr := sync.Replicate(ctx, opts)
+		results, err = []dirResult{{"push", res}}, rerr
+	case "sync":
+		results, err = syncBoth(ctx, local, remotePeer, opts)
+	}
+	if f.continuous && err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = nil // Ctrl-C is how a continuous replication ends
+	}
+	if err == nil && !f.continuous {
+		err = refused(results)
+	}
+	err = explain(dir, rem, remotePeer.String(), err, results)
+	for _, r := range results {
+		if r.res != nil {
+			prog.finish(r.dir, r.res, err)
+		}
+	}
+	prog.end(rem.String(), remotePeer.Stats(), err)
+	return err
+}
+
+// preflight asks the remote for its database info. A missing database is
+// fine when the replication will create it.
+func preflight(ctx context.Context, remote sync.Peer, dir string, createTarget bool) error {
+	_, err := remote.Info(ctx)
+	if err != nil && createTarget && dir != "pull" && errors.Is(err, couchdoc.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return &sync.PeerError{Role: "remote", Peer: remote.String(), Op: "check", Err: err}
+	}
+	return nil
+}
+
+// dirResult is the result of one direction.
+type dirResult struct {
+	dir string
+	res *sync.Result
+}
+
+// refused reports documents the target refused (a validation function,
+// permissions): the replication ran to its end, but not everything arrived.
+func refused(results []dirResult) error {
+	var n int64
+	var first *sync.DocFailure
+	for _, r := range results {
+		if r.res == nil {
+			continue
+		}
+		n += r.res.Stats.DocWriteFailures
+		if first == nil && len(r.res.DocFailures) > 0 {
+			first = &r.res.DocFailures[0]
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%d documents were not replicated", n)
+	if first != nil {
+		msg += fmt.Sprintf(" (first: %s %s: %v)", first.ID, first.Rev, first.Err)
+	}
+	return &exitError{code: exitFailure, msg: msg}
+}
+
+// explain turns a replication error into a one-line message with the
+// right exit code. The remote is named by its URL without credentials
+// (remoteName); errors of the local store are not blamed on it.
+func explain(dir string, rem *remote, remoteName string, err error, results []dirResult) error {
+	if err == nil {
+		return nil
+	}
+	code := exitCode(err)
+	var pe *sync.PeerError
+	if errors.As(err, &pe) && pe.Peer != remoteName && code != exitInterrupted {
+		return &exitError{code: code, msg: fmt.Sprintf("%s: %v", dir, err), err: err}
+	}
+	switch code {
+	case exitInterrupted:
+		msg := "interrupted"
+		var seqs []string
+		for _, r := range results {
+			if r.res != nil && len(r.res.LastSeq) > 0 {
+				seqs = append(seqs, strings.TrimSpace(r.dir+" seq "+string(r.res.LastSeq)))
+			}
+		}
+		if len(seqs) > 0 {
+			msg += "; checkpoint at " + strings.Join(seqs, ", ") + "; run the same command again to resume"
+		}
+		return &exitError{code: code, msg: msg, err: err}
+	case exitUnreachable:
+		reason := unreachableReason(err)
+		if reason == "" {
+			reason = err.Error()
+		}
+		return &exitError{code: code, msg: fmt.Sprintf("%s: cannot reach %s: %s", dir, rem, reason), err: err}
+	case exitAuth:
+		who := "no credentials given"
+		if rem.User != "" {
+			who = fmt.Sprintf("user %q", rem.User)
+		}
+		what := "unauthorized"
+		if errors.Is(err, couchdoc.ErrForbidden) {
+			what = "forbidden"
+		}
+		return &exitError{code: code, msg: fmt.Sprintf("%s: %s %s at %s (%s)", dir, what, reasonOf(err), rem, who), err: err}
+	case exitNotFound:
+		hint := ""
+		if dir != "pull" {
+			hint = " (add --create-target to create it)"
+		}
+		return &exitError{code: code, msg: fmt.Sprintf("%s: database %s not found%s", dir, rem, hint), err: err}
+	case exitUsage:
+		return err
+	}
+	return &exitError{code: code, msg: fmt.Sprintf("%s %s: %v", dir, rem, err), err: err}
+}
+
+// reasonOf returns the CouchDB reason of err, quoted, or "".
+func reasonOf(err error) string {
+	var ce *couchdoc.Error
+	if errors.As(err, &ce) && ce.Reason != "" {
+		return fmt.Sprintf("(%s)", strings.TrimSuffix(ce.Reason, "."))
+	}
+	return ""
+}

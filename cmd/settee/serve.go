@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/settee/settee/server"
+)
+
+var serveHelp = cmdHelp{
+	usage: "settee serve [flags] DIR|LOCAL.db",
+	about: `Serve local stores over CouchDB's HTTP API, so CouchDB, PouchDB or another
+Settee can replicate with them.
+
+Given a directory, every DBNAME.sqlite file in it is a database, and
+databases can be created over HTTP (PUT /DBNAME). Given a file, that one
+store is served as the database named by --name (default: the file name
+without its extension).
+
+Without --user the server accepts anyone as admin, so it only listens on a
+loopback address; with --user (password from --password-file or
+$SETTEE_PASSWORD) it requires that user's credentials and may listen on any
+address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.`,
+	examples: `  settee serve notes.db                        # http://127.0.0.1:5984/notes
+  settee serve --addr 127.0.0.1:6984 ./data     # one database per DATA/NAME.sqlite
+  SETTEE_PASSWORD=secret settee serve --addr 0.0.0.0:5984 --user admin \
+      --tls-cert cert.pem --tls-key key.pem notes.db
+  settee sync phone.db http://127.0.0.1:5984/notes  # from another shell`,
+	exits: true,
+}
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fset := flagSet("serve")
+	addr := fset.String("addr", "127.0.0.1:5984", "listen on this `host:port`")
+	name := fset.String("name", "", "the database `name` of a single served file (default: its base name)")
+	user := fset.String("user", "", "require this user `name` (password from --password-file or $SETTEE_PASSWORD)")
+	pwFile := fset.String("password-file", "", "read the user's password from this `file`")
+	cert := fset.String("tls-cert", "", "serve HTTPS with this certificate `file` (PEM)")
+	key := fset.String("tls-key", "", "the private key `file` of --tls-cert (PEM)")
+	verbose := fset.Bool("verbose", false, "log one line per request to stderr")
+	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	cfg := server.Config{Addr: *addr, TLSCertFile: *cert, TLSKeyFile: *key}
+	path := pos[0]
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		cfg.DataDir = path
+	case err == nil || errors.Is(err, fs.ErrNotExist) && filepath.Ext(path) != "":
+		cfg.DBPath = path
+		cfg.DBName = *name
+		if cfg.DBName == "" {
+			cfg.DBName = dbNameOf(path)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(path, 0o755); err != nil {
+			return err
+		}
+		cfg.DataDir = path
+	default:
+		return err
+	}
+	if *user != "" {
+		pwd, ok := os.LookupEnv("SETTEE_PASSWORD")
+		if *pwFile != "" {
+			if pwd, err = readPassword(*pwFile); err != nil {
+				return err
+			}
+			ok = true
+		}
+		if !ok || pwd == "" {
+			return usageErrorf("--user %s needs a password: --password-file or $SETTEE_PASSWORD", *user)
+		}
+		addSecret(pwd)
+		cfg.Users = map[string]string{*user: pwd}
+	} else if *pwFile != "" {
+		return usageErrorf("--password-file needs --user")
+	}
+	if *verbose {
+		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error(), err: err}
+	}
+	defer srv.Close()
+	l, err := srv.Listen()
+	if err != nil {
+		if errors.Is(err, server.ErrInsecure) {
+			return usageErrorf("refusing to serve on %s without --user: anyone could read and write (use a loopback address such as 127.0.0.1, or --user)", *addr)
+		}
+		return &exitError{code: exitFailure, msg: err.Error(), err: err}
+	}
+	scheme := "http"
+	if *cert != "" {
+		scheme = "https"
+	}
+	where := fmt.Sprintf("%s://%s/", scheme, l.Addr())
+	if cfg.DBPath != "" {
+		where += cfg.DBName
+	}
+	fmt.Fprintf(stdout, "settee %s: serving %s at %s (Ctrl-C to stop)\n", version, path, where)
+	err = srv.Serve(ctx, l)
+	if err == nil && ctx.Err() != nil {
+		fmt.Fprintln(stdout, "settee: stopped")
+	}
+	return err
+}
+
+// dbNameOf makes a CouchDB database name from a file name: lower case,
+// without extension, starting with a letter.
+func dbNameOf(path string) string {
+	base := strings.ToLower(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	var b strings.Builder
+	for _, c := range base {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.ContainsRune("_$()+-", c):
+			b.WriteRune(c)
+		default:
+			b.WriteRune('_')
+		}
+	}
+	name := b.String()
+	if name == "" || name[0] < 'a' || name[0] > 'z' {
+		name = "db" + name
+	}
+	return name
+}

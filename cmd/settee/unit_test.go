@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"syscall"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+func TestParseFlagsInterleaved(t *testing.T) {
+	var f replFlags
+	fs := flagSet("pull")
+	f.registerOn(fs)
+	pos, err := parseFlags(fs, pullHelp, []string{"a.db", "--continuous", "http://h/db", "--query-param", "k=v", "--filter", "d/f", "--query-param", "x=y=z"}, 2, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(pos) != "[a.db http://h/db]" || !f.continuous {
+		t.Fatalf("pos %v, continuous %v", pos, f.continuous)
+	}
+	o, err := f.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Filter != "d/f" || o.QueryParams["k"] != "v" || o.QueryParams["x"] != "y=z" {
+		t.Errorf("options = %+v", o)
+	}
+	// "--" ends the flags: what follows is positional even if it looks like a flag.
+	fs = flagSet("get")
+	fs.Bool("revs", false, "")
+	pos, err = parseFlags(fs, getHelp, []string{"a.db", "--", "--revs"}, 2, 2, nil)
+	if err != nil || fmt.Sprint(pos) != "[a.db --revs]" {
+		t.Errorf("pos %v, err %v", pos, err)
+	}
+}
+
+func TestReplOptions(t *testing.T) {
+	for _, tc := range []struct {
+		f    replFlags
+		bad  bool
+		want string
+	}{
+		{f: replFlags{docIDs: "a, b,,c"}, want: "[a b c]"},
+		{f: replFlags{selector: `["x"]`}, bad: true},
+		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a"}, bad: true},
+		{f: replFlags{queryParams: listFlag{"k=v"}}, bad: true},
+		{f: replFlags{filter: "d/f", queryParams: listFlag{"novalue"}}, bad: true},
+		{f: replFlags{since: "42"}, want: "42"},
+		{f: replFlags{since: "now"}, want: `"now"`},
+		{f: replFlags{since: "12-g1AAAA"}, want: `"12-g1AAAA"`},
+	} {
+		o, err := tc.f.options()
+		if (err != nil) != tc.bad {
+			t.Errorf("%+v: err %v", tc.f, err)
+			continue
+		}
+		if tc.bad {
+			if exitCode(err) != exitUsage {
+				t.Errorf("%+v: exit code %d", tc.f, exitCode(err))
+			}
+			continue
+		}
+		got := fmt.Sprint(o.DocIDs)
+		if o.Since != nil {
+			got = string(o.Since)
+		}
+		if got != tc.want {
+			t.Errorf("%+v: got %s, want %s", tc.f, got, tc.want)
+		}
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code int
+	}{
+		{fmt.Errorf("x: %w", couchdoc.ErrNotFound), exitNotFound},
+		{fmt.Errorf("x: %w", couchdoc.ErrUnauthorized), exitAuth},
+		{couchdoc.ErrForbidden, exitAuth},
+		{couchdoc.ErrConflict, exitConflict},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), exitUnreachable},
+		{&url.Error{Op: "Get", URL: "http://h", Err: context.DeadlineExceeded}, exitUnreachable},
+		{fmt.Errorf("stop: %w", context.Canceled), exitInterrupted},
+		{errors.New("boom"), exitFailure},
+		{usageErrorf("bad"), exitUsage},
+	} {
+		if got := exitCode(tc.err); got != tc.code {
+			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.code)
+		}
+	}
+}
+
+func TestDBNameOf(t *testing.T) {
+	for in, want := range map[string]string{
+		"/x/notes.db":   "notes",
+		"Phone Data.db": "phone_data",
+		"2024.sqlite":   "db2024",
+		"a.b.db":        "a_b",
+	} {
+		if got := dbNameOf(in); got != want {
+			t.Errorf("dbNameOf(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
