@@ -355,7 +355,8 @@ func TestCouchDB3Fetch(t *testing.T) {
 	}
 	last := rp.requests()[len(rp.requests())-1]
 	if q := mustQuery(t, last.URI); q.Get("revs") != "true" || q.Get("latest") != "true" || q.Get("attachments") != "true" ||
-		!strings.Contains(string(last.Body), `"atts_since":["1-dddddddddddddddddddddddddddddddd"]`) {
+		!strings.Contains(string(last.Body), `"atts_since":["1-dddddddddddddddddddddddddddddddd"]`) ||
+		last.Header.Get("Accept") != "multipart/mixed" {
 		t.Fatalf("bulk_get request %s %s", last.URI, last.Body)
 	}
 	rp.on("POST /source/_bulk_get", "bulk_get_405.http")

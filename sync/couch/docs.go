@@ -15,9 +15,14 @@ import (
 	"github.com/settee/settee/sync"
 )
 
-// acceptDocs asks for multipart answers (attachments as raw bytes) and
-// takes JSON from peers without them (PouchDB).
+// acceptDocs asks open_revs for multipart answers (attachments as raw
+// bytes) and takes JSON from peers without them (PouchDB).
 const acceptDocs = "multipart/mixed, application/json"
+
+// acceptBulkGet asks _bulk_get for multipart/mixed: CouchDB answers JSON
+// as soon as Accept admits application/json. Peers that only do JSON
+// (PouchDB) answer JSON anyway, and both are read.
+const acceptBulkGet = "multipart/mixed"
 
 // OpenRevs fetches revisions of one document: GET
 // /{db}/{id}?revs=true&latest=true&open_revs=[...]&attachments=true&atts_since=[...]
@@ -69,7 +74,7 @@ func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(d
 	q.Set("revs", "true")
 	q.Set("latest", "true")
 	q.Set("attachments", "true")
-	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptDocs}
+	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptBulkGet}
 	return db.readDocs(ctx, r, fn)
 }
 

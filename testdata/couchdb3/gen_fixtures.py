@@ -121,8 +121,10 @@ def bulk_get_json():
 
 # --- _bulk_get answered as multipart/mixed (send_docs_multipart_bulk_get) ---
 def bulk_get_mixed():
-    outer = "e0b5d3d1ac5a4dc0b6f4a2f2c7d1b3a9"
-    inner = "--1a2b3c4d5e6f40718293a4b5c6d7e8f9"  # CouchDB prefixes the inner uuid with "--", unquoted
+    # CouchDB prefixes both uuids with "--"; the outer one is quoted in the
+    # response's Content-Type, the inner one is not
+    outer = "--e0b5d3d1ac5a4dc0b6f4a2f2c7d1b3a9"
+    inner = "--1a2b3c4d5e6f40718293a4b5c6d7e8f9"
     data = b"attachment bytes of doc x\n" * 3
     docx = {"_id": "x", "_rev": "1-" + "1" * 32, "_revisions": {"start": 1, "ids": ["1" * 32]},
             "_attachments": {"x.txt": {"content_type": "text/plain", "revpos": 1, "digest": md5(data),
@@ -142,7 +144,7 @@ def bulk_get_mixed():
     b += js({"rev": "1-" + "5" * 32, "error": "not_found", "reason": "missing"})
     b += b"\r\n--" + outer.encode() + b"\r\nX-Doc-Id: z\r\nX-Rev-Id: " + docz["_rev"].encode()
     b += b"\r\nContent-Type: multipart/related; boundary=" + inner.encode() + b"\r\n\r\n" + js(docz)
-    b += b"\r\n--" + outer.encode() + b"--"
+    b += b"\r\n--" + outer.encode() + b"--\r\n"
     response("bulk_get_mixed.http", "200 OK", ['Content-Type: multipart/mixed; boundary="%s"' % outer], b, chunk=True)
 
 SEQ = lambda n: "%d-g1AAAAG3eJzLYWBgYMlgTmGQT0lKzi9KdUhJMtbLSs1LLUst0k3KTcpNy8xL" % n
@@ -152,8 +154,8 @@ def changes():
             {"seq": SEQ(2), "id": "_design/app", "changes": [{"rev": "1-" + "b" * 32}]},
             {"seq": SEQ(3), "id": "b", "changes": [{"rev": "2-" + "c" * 32}, {"rev": "2-" + "d" * 32}], "deleted": True},
             {"seq": SEQ(34), "id": "caf\u00e9/+?#%", "changes": [{"rev": "1-" + "e" * 32}]}]
-    # CouchDB 3 writes one row per line
-    body = b'{"results":[\n' + b",\n".join(js(r) for r in rows) + b'\n],\n"last_seq":"' + SEQ(34).encode() + b'","pending":0}\n'
+    # CouchDB 3 separates rows with ",\r\n"
+    body = b'{"results":[\n' + b",\r\n".join(js(r) for r in rows) + b'\n],\n"last_seq":"' + SEQ(34).encode() + b'","pending":0}\n'
     response("changes_normal.http", "200 OK", ["Content-Type: application/json"], body, chunk=True)
     cont = b"".join(js(r) + b"\n" for r in rows[:2]) + b"\n\n" + js(rows[2]) + b"\n\n" + js(rows[3]) + b"\n"
     cont += b'{"last_seq":"' + SEQ(34).encode() + b'","pending":0}\n'
