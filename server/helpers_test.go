@@ -1,11 +1,11 @@
 package server
 
 import (
-	"log/slog"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"

@@ -71,6 +71,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		return // the client went away
 	}
 	ce := toCouchError(err)
+	if bw, ok := r.Body.(*bodyWatch); ok && bw.tooLarge {
+		// The limit tripped, whatever layer reported the failed read.
+		ce = toCouchError(bw.err)
+	}
 	if ce.Status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
@@ -140,4 +144,22 @@ func requestBodyError(what string, err error) error {
 		return err
 	}
 	return badRequest("invalid %s body: %v", what, err)
+}
+
+// bodyWatch remembers that the size limit tripped while reading a request
+// body, even when a layer in between (the store, a parser) reports the
+// failed read as some other error.
+type bodyWatch struct {
+	io.ReadCloser
+	tooLarge bool
+	err      error
+}
+
+func (b *bodyWatch) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var mbe *http.MaxBytesError
+	if err != nil && errors.As(err, &mbe) {
+		b.tooLarge, b.err = true, err
+	}
+	return n, err
 }

@@ -101,7 +101,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodySize)
+		r.Body = &bodyWatch{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodySize)}
 	}
 	rt, err := parseRoute(r.URL.EscapedPath())
 	if err != nil {
