@@ -11,6 +11,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -66,4 +67,25 @@ func TestWrongCredentials(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Role != "target" || !errors.Is(err, couchdoc.ErrUnauthorized) {
 		t.Fatalf("push err = %v", err)
 	}
+}
+
+// serverFactory starts our own server once per test and hands out fresh
+// databases on it.
+func serverFactory(t *testing.T) synctest.Factory {
+	var once gosync.Once
+	var srv *servertest.Instance
+	var mu gosync.Mutex
+	n := 0
+	return func(tb testing.TB) string {
+		once.Do(func() { srv = servertest.Start(t, nil) })
+		mu.Lock()
+		n++
+		name := fmt.Sprintf("db%d", n)
+		mu.Unlock()
+		return srv.CreateDB(tb, name)
+	}
+}
+
+func TestContractServer(t *testing.T) {
+	synctest.Run(t, serverFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true})
 }
