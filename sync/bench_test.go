@@ -13,6 +13,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -60,8 +61,20 @@ func peakHeap() (stop func() uint64) {
 	return func() uint64 { close(done); <-finished; return peak.Load() }
 }
 
-func benchReplicate(b *testing.B, push bool) {
+// newDBFunc creates a fresh remote database and returns its URL.
+type newDBFunc func(b *testing.B, name string) string
+
+func pouchDBs(b *testing.B) newDBFunc {
 	srv := testpeer.PouchDB(b)
+	return func(b *testing.B, name string) string { return srv.CreateDB(b, name) }
+}
+
+func serverDBs(b *testing.B) newDBFunc {
+	srv := servertest.Start(b, nil)
+	return func(b *testing.B, name string) string { return srv.CreateDB(b, name) }
+}
+
+func benchReplicate(b *testing.B, newDB newDBFunc, push bool) {
 	seed := synctest.OpenStore(b, "seed")
 	put1KB(b, seed)
 	var peak uint64
@@ -69,7 +82,7 @@ func benchReplicate(b *testing.B, push bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		u := srv.CreateDB(b, fmt.Sprintf("bench%d", i))
+		u := newDB(b, fmt.Sprintf("bench%d", i))
 		local := synctest.OpenStore(b, fmt.Sprintf("l%d", i))
 		var opts sync.Options
 		if push {
@@ -96,5 +109,8 @@ func benchReplicate(b *testing.B, push bool) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 }
 
-func BenchmarkPull10k(b *testing.B) { benchReplicate(b, false) }
-func BenchmarkPush10k(b *testing.B) { benchReplicate(b, true) }
+func BenchmarkPull10k(b *testing.B) { benchReplicate(b, pouchDBs(b), false) }
+func BenchmarkPush10k(b *testing.B) { benchReplicate(b, pouchDBs(b), true) }
+
+func BenchmarkPull10kServer(b *testing.B) { benchReplicate(b, serverDBs(b), false) }
+func BenchmarkPush10kServer(b *testing.B) { benchReplicate(b, serverDBs(b), true) }
