@@ -49,15 +49,23 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 
 	b.server = strings.TrimRight(cfg.Couch, "/")
 	if b.server == "" {
-		b.logf("starting pouchdb-server (in memory)")
-		s, err := startPouchServer(ctx, cfg.Root, b.dir)
+		var s *pouchServer
+		var err error
+		if cfg.Server == "settee" {
+			b.logf("starting settee's server (package server over localdb files)")
+			s, err = startSetteeServer(ctx, filepath.Join(b.dir, "server-data"))
+			b.res.Meta.Server = "settee server (package server, SQLite files; started by the harness)"
+		} else {
+			b.logf("starting pouchdb-server (in memory)")
+			s, err = startPouchServer(ctx, cfg.Root, b.dir)
+			b.res.Meta.Server = "pouchdb-server 4.2.0 --in-memory (started by the harness)"
+		}
 		if err != nil {
 			return nil, err
 		}
 		defer s.Stop()
 		b.server = s.URL
 		b.srv = s
-		b.res.Meta.Server = "pouchdb-server 4.2.0 --in-memory (started by the harness)"
 		defer func() { b.res.ServerRSS = s.RSS() }()
 	} else {
 		b.res.Meta.Server = redact(b.server)
@@ -69,6 +77,7 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	err := b.phases(ctx)
 	b.res.computeRatios()
 	b.res.Meta.WallSeconds = time.Since(began).Seconds()
+	b.res.Meta.LoadAvgEnd = loadAvg()
 	if !cfg.Keep {
 		for _, db := range []string{"bench-src", "bench-push-settee", "bench-push-pouchdb", "bench-push-limit"} {
 			_ = deleteDB(context.Background(), b.server+"/"+db)
@@ -274,6 +283,9 @@ func (b *bench) checkRemote(ctx context.Context, dbURL, what string) error {
 // remote is the source database.
 func (b *bench) settee(ctx context.Context, mode string, docs int, profile string, extra ...string) *Measure {
 	args := []string{mode, "--local", b.setteeDB}
+	if b.cfg.NoGzip {
+		args = append(args, "--no-gzip")
+	}
 	if len(extra) == 0 {
 		args = append(args, "--remote", b.src)
 	}
@@ -345,6 +357,18 @@ func (b *bench) setRate(m *Measure) {
 
 func (s DatasetStats) payload() int64 { return s.BodyBytes + s.AttachmentBytes }
 
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
+
 func meta(cfg *config) Meta {
 	m := Meta{
 		Date:          time.Now().UTC().Format(time.RFC3339),
@@ -358,6 +382,8 @@ func meta(cfg *config) Meta {
 	if cfg.BigAttachment > 0 {
 		m.Docs = 1
 	}
+	m.LoadAvgStart = loadAvg()
+	m.NoGzip = cfg.NoGzip
 	if out, err := exec.Command("uname", "-a").Output(); err == nil {
 		m.Uname = strings.TrimSpace(string(out))
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/server"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 	"github.com/settee/settee/sync/localpeer"
@@ -25,8 +26,11 @@ import (
 //
 //	pull|push --remote URL --local PATH [--cpuprofile FILE]
 func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "serve" {
+		return runServe(ctx, args[1:], stderr)
+	}
 	if len(args) == 0 || (args[0] != "pull" && args[0] != "push") {
-		return errors.New("child: want pull or push")
+		return errors.New("child: want pull, push or serve")
 	}
 	mode := args[0]
 	fs := flag.NewFlagSet("child "+mode, flag.ContinueOnError)
@@ -34,6 +38,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	remote := fs.String("remote", "", "remote database URL")
 	local := fs.String("local", "", "local store path")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the replication here")
+	noGzip := fs.Bool("no-gzip", false, "ask for uncompressed responses")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -46,7 +51,11 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer db.Close()
-	rp, err := couch.New(*remote, &couch.Options{Transport: cnt.transport()})
+	copts := &couch.Options{Transport: cnt.transport()}
+	if *noGzip {
+		copts.Headers = map[string]string{"Accept-Encoding": "identity"}
+	}
+	rp, err := couch.New(*remote, copts)
 	if err != nil {
 		return err
 	}
@@ -89,6 +98,20 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	line, _ := json.Marshal(st)
 	_, err = fmt.Fprintf(stdout, "%s\n", line)
 	return err
+}
+
+// runServe runs our own server over the SQLite files of a directory:
+//
+//	serve --dir DIR --addr 127.0.0.1:PORT
+func runServe(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("child serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "data directory")
+	addr := fs.String("addr", "", "listening address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return server.Run(ctx, server.Config{Addr: *addr, DataDir: *dir, MaxBodySize: 4 << 30})
 }
 
 // counter counts HTTP requests and the bytes on the wire (headers

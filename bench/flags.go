@@ -27,6 +27,8 @@ type config struct {
 	Root           string
 	Timeout        time.Duration
 	Verbose        bool
+	NoGzip         bool
+	Server         string
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -39,6 +41,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.Docs, "docs", 100000, "number of generated documents")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated dataset")
 	fs.StringVar(&cfg.Couch, "couch", "", "CouchDB-compatible server root URL (with credentials if needed); default: start an in-memory pouchdb-server")
+	fs.StringVar(&cfg.Server, "server", "pouchdb", "server to start when -couch is not given: pouchdb (pouchdb-server in memory) or settee (our own server over SQLite files)")
 	fs.StringVar(&cfg.Out, "out", "bench-out/results.json", "where to write the results as JSON")
 	fs.StringVar(&cfg.SVG, "svg", "", "where to write the chart (default: next to -out, .svg)")
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
@@ -51,6 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
 	fs.StringVar(&cfg.Root, "root", ".", "the repository (or a directory below it)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Hour, "give up after this long")
+	fs.BoolVar(&cfg.NoGzip, "no-gzip", false, "experiment: our client asks for uncompressed responses (Accept-Encoding: identity)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -80,6 +84,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.BigAttachment > 0 {
 		delete(cfg.Phases, "incremental")
+	}
+	if cfg.Server != "pouchdb" && cfg.Server != "settee" {
+		return nil, fmt.Errorf("-server must be pouchdb or settee")
 	}
 	if cfg.PouchAdapter != "leveldb" && cfg.PouchAdapter != "memory" {
 		return nil, fmt.Errorf("-pouchdb-adapter must be leveldb or memory")

@@ -18,7 +18,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func writeTable(w io.Writer, r *Results) {
 	m := r.Meta
 	fmt.Fprintf(w, "Settee benchmark  %s\n", m.Date)
-	fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s\n", m.Server, m.Docs, m.Seed, m.PouchAdapter)
+	fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s   load average: %s -> %s\n", m.Server, m.Docs, m.Seed, m.PouchAdapter, m.LoadAvgStart, m.LoadAvgEnd)
 	d := r.Dataset
 	fmt.Fprintf(w, "dataset: %d docs, %d leaves, %d revisions, %d conflicted, %d deleted, %d attachments (%.1f MB), bodies %.1f MB; loaded in %.1fs\n\n",
 		d.Docs, d.Leaves, d.Revisions, d.Conflicted, d.Deleted, d.Attachments, mb(d.AttachmentBytes), mb(d.BodyBytes), r.LoadSeconds)
@@ -72,6 +72,10 @@ func writeTable(w io.Writer, r *Results) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
+	}
+	if ra := r.Ratios; ra.PullCPUPouchDBVsSettee > 0 || ra.PushCPUPouchDBVsSettee > 0 {
+		fmt.Fprintf(w, "CPU seconds (client + server) PouchDB / Settee: pull %.2fx, push %.2fx; peak RSS Settee / PouchDB: pull %.2fx, push %.2fx\n\n",
+			ra.PullCPUPouchDBVsSettee, ra.PushCPUPouchDBVsSettee, ra.PullRSSVsPouchDB, ra.PushRSSVsPouchDB)
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)

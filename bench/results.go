@@ -38,6 +38,12 @@ type Meta struct {
 	BigAttachment int64   `json:"big_attachment_bytes,omitempty"`
 	PouchAdapter  string  `json:"pouchdb_adapter"`
 	WallSeconds   float64 `json:"wall_seconds"`
+	// LoadAvg is /proc/loadavg at the start and at the end: on a shared
+	// machine, wall times stretch with the load; CPU seconds do not.
+	LoadAvgStart string `json:"loadavg_start"`
+	LoadAvgEnd   string `json:"loadavg_end"`
+	// NoGzip: our client asked for uncompressed responses (-no-gzip).
+	NoGzip bool `json:"no_gzip,omitempty"`
 }
 
 // Direction holds one direction's contenders.
@@ -113,6 +119,10 @@ type Ratios struct {
 	PushTimeVsLimit         float64 `json:"push_time_vs_limit,omitempty"`
 	PullRSSVsPouchDB        float64 `json:"pull_rss_vs_pouchdb,omitempty"`
 	PushRSSVsPouchDB        float64 `json:"push_rss_vs_pouchdb,omitempty"`
+	// CPU (client + server seconds) of PouchDB over ours: how much less
+	// work a replication costs, whatever the machine's load.
+	PullCPUPouchDBVsSettee float64 `json:"pull_cpu_pouchdb_vs_settee,omitempty"`
+	PushCPUPouchDBVsSettee float64 `json:"push_cpu_pouchdb_vs_settee,omitempty"`
 }
 
 // Target is one stated goal and whether this run met it.
@@ -138,6 +148,7 @@ func (r *Results) computeRatios() {
 		if p.PouchDB != nil {
 			r.Ratios.PullVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
 			r.Ratios.PullRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
+			r.Ratios.PullCPUPouchDBVsSettee = ratio(p.PouchDB.CPUSeconds+p.PouchDB.ServerCPUSeconds, p.Settee.CPUSeconds+p.Settee.ServerCPUSeconds)
 			r.addTarget("pull docs/s vs PouchDB", ">= 3x", r.Ratios.PullVsPouchDBDocsPerSec, "x", r.Ratios.PullVsPouchDBDocsPerSec >= 3)
 		}
 		if l := p.LimitSeconds(); l > 0 {
@@ -155,6 +166,7 @@ func (r *Results) computeRatios() {
 		if p.PouchDB != nil {
 			r.Ratios.PushVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
 			r.Ratios.PushRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
+			r.Ratios.PushCPUPouchDBVsSettee = ratio(p.PouchDB.CPUSeconds+p.PouchDB.ServerCPUSeconds, p.Settee.CPUSeconds+p.Settee.ServerCPUSeconds)
 			r.addTarget("push docs/s vs PouchDB", ">= 3x", r.Ratios.PushVsPouchDBDocsPerSec, "x", r.Ratios.PushVsPouchDBDocsPerSec >= 3)
 		}
 		if l := p.LimitSeconds(); l > 0 {

@@ -17,7 +17,8 @@ import (
 	"time"
 )
 
-// pouchServer is a pouchdb-server started by the harness.
+// pouchServer is a server process started by the harness: pouchdb-server
+// or our own.
 type pouchServer struct {
 	URL string
 	cmd *exec.Cmd
@@ -58,14 +59,35 @@ func startPouchServer(ctx context.Context, root, workDir string) (*pouchServer, 
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("pouchdb-server is not installed (run `npm ci` at the repository root): %w", err)
 	}
+	return startServerProc(ctx, func(port int) (*exec.Cmd, error) {
+		cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
+		cmd.Dir = workDir
+		return cmd, nil
+	})
+}
+
+// startSetteeServer starts our own server (package server over localdb
+// files in dataDir) in a child process on a free loopback port.
+func startSetteeServer(ctx context.Context, dataDir string) (*pouchServer, error) {
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return nil, err
+	}
+	return startServerProc(ctx, func(port int) (*exec.Cmd, error) {
+		return setteeCmd(context.Background(), "serve", "--dir", dataDir, "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	})
+}
+
+func startServerProc(ctx context.Context, command func(port int) (*exec.Cmd, error)) (*pouchServer, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
 		port, err := freePort()
 		if err != nil {
 			return nil, err
 		}
-		cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
-		cmd.Dir = workDir
+		cmd, err := command(port)
+		if err != nil {
+			return nil, err
+		}
 		out := &bytes.Buffer{}
 		cmd.Stdout = out
 		cmd.Stderr = out
@@ -81,7 +103,7 @@ func startPouchServer(ctx context.Context, root, workDir string) (*pouchServer, 
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("pouchdb-server did not start: %w", lastErr)
+	return nil, fmt.Errorf("server did not start: %w", lastErr)
 }
 
 func waitUp(ctx context.Context, url string, limit time.Duration) error {
