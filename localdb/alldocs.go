@@ -21,7 +21,7 @@ func (db *DB) AllDocs(ctx context.Context, opts AllDocsOptions, fn func(*AllDocs
 	}
 	defer db.leave()
 	var total int64
-	if err := db.reader.QueryRowContext(ctx, "SELECT COUNT(*) FROM docs WHERE deleted = 0").Scan(&total); err != nil {
+	if err := db.reader.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'").Scan(&total); err != nil {
 		return 0, fmt.Errorf("all_docs: %w", err)
 	}
 	if opts.Keys != nil {

@@ -253,7 +253,9 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	defer db.leave()
 	info := &Info{UUID: db.uuid}
 	err := db.reader.QueryRowContext(ctx, `SELECT
-		COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0), COALESCE(MAX(seq), 0) FROM docs`).
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count'),
+		(SELECT COALESCE(MAX(seq), 0) FROM docs)`).
 		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq)
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)

@@ -174,3 +174,37 @@ func TestCloseWaitsForReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMigrateFromV1 rewinds a file to schema version 1 and reopens it: the
+// version 2 migration computes the document counts from the documents.
+func TestMigrateFromV1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, db, "a", "", `{}`)
+	r := put(t, db, "b", "", `{}`)
+	db.Delete(bg, "b", r)
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("DELETE FROM meta WHERE key IN ('doc_count', 'doc_del_count'); PRAGMA user_version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err = localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	info, err := db.Info(bg)
+	if err != nil || info.DocCount != 1 || info.DocDelCount != 1 {
+		t.Fatalf("info after migration %+v %v", info, err)
+	}
+	if err := db.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // CheckInvariants verifies the store's structure, for tests: every tree
 // decodes and is well formed, each document's stored winner, deleted and
-// conflicted flags agree with its tree, every leaf has a body and every
+// conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
 // above the update sequence, and every attachment's content is stored
 // whole. It reads one snapshot.
@@ -127,6 +127,16 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		if bad > 0 {
 			errs = append(errs, fmt.Errorf("%d attachment references do not resolve", bad))
+		}
+		var live, dead, mlive, mdead int64
+		err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count') FROM docs`).Scan(&live, &dead, &mlive, &mdead)
+		if err != nil {
+			return err
+		}
+		if live != mlive || dead != mdead {
+			errs = append(errs, fmt.Errorf("stored counts %d/%d, actual %d/%d", mlive, mdead, live, dead))
 		}
 		var fk int
 		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&fk); err != nil {

@@ -4,6 +4,7 @@ package localdb
 // writer has a single connection, so nothing can be prepared while a write
 // transaction holds it).
 const (
+	qAddCount         = "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?"
 	qDeleteChunks     = "DELETE FROM att_chunks WHERE digest = ?"
 	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
 	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
@@ -26,6 +27,7 @@ const (
 )
 
 var writeQueries = []string{
+	qAddCount,
 	qDeleteChunks,
 	qDeleteLocal,
 	qDeleteRev,

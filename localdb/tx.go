@@ -11,11 +11,13 @@ import (
 
 // wtx is one write transaction on the writer connection.
 type wtx struct {
-	db  *DB
-	ctx context.Context
-	tx  *sql.Tx
-	seq int64 // highest sequence assigned so far
+	db    *DB
+	ctx   context.Context
+	tx    *sql.Tx
+	seq   int64                // highest sequence assigned so far
 	bound map[string]*sql.Stmt // the writer's statements bound to tx
+	// docDelta and delDelta change the stored document counts.
+	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
 	fed bool
 }
@@ -41,12 +43,32 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return err
 	}
+	if err := w.saveCounts(); err != nil {
+		tx.Rollback()
+		return err
+	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
 	if w.fed {
 		db.updateSeq.Store(w.seq)
 		db.broadcast()
+	}
+	return nil
+}
+
+// saveCounts applies the batch's changes to the document counts.
+func (w *wtx) saveCounts() error {
+	for _, c := range []struct {
+		key   string
+		delta int64
+	}{{"doc_count", w.docDelta}, {"doc_del_count", w.delDelta}} {
+		if c.delta == 0 {
+			continue
+		}
+		if _, err := w.exec(qAddCount, c.delta, c.key); err != nil {
+			return fmt.Errorf("update %s: %w", c.key, err)
+		}
 	}
 	return nil
 }
@@ -93,9 +115,12 @@ func (w *wtx) queryRow(query string, args ...any) *sql.Row {
 type docState struct {
 	docID int64 // 0 for a document not yet stored
 	seq   int64 // set by reads only
-	id    string
-	tree  *revtree.Tree
-	orig  []byte // the tree's encoding when loaded
+	// live and dead tell whether the stored winner is live or deleted
+	// (both false for a document not yet stored).
+	live, dead bool
+	id         string
+	tree       *revtree.Tree
+	orig       []byte // the tree's encoding when loaded
 }
 
 // loadDoc reads a document's tree; a missing document gives an empty state.
@@ -119,6 +144,10 @@ func (st *docState) setTree(enc []byte) error {
 		return fmt.Errorf("doc %q: %w", st.id, err)
 	}
 	st.tree, st.orig = t, enc
+	if w := t.Winner(); w >= 0 {
+		st.dead = t.Nodes[w].Deleted
+		st.live = !st.dead
+	}
 	return nil
 }
 
@@ -169,12 +198,24 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 		}
 	}
 	st.orig = enc
+	w.count(st.live, st.dead, -1)
+	st.live, st.dead = !wn.Deleted, wn.Deleted
+	w.count(st.live, st.dead, 1)
 	for _, r := range removed {
 		if _, err := w.exec(qDeleteRev, st.docID, r.String()); err != nil {
 			return false, fmt.Errorf("drop stemmed rev: %w", err)
 		}
 	}
 	return true, w.insertBodies(st, bodies)
+}
+
+func (w *wtx) count(live, dead bool, d int64) {
+	if live {
+		w.docDelta += d
+	}
+	if dead {
+		w.delDelta += d
+	}
 }
 
 func (w *wtx) insertBodies(st *docState, bodies []revWrite) error {

@@ -36,10 +36,20 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 	if couchdoc.IsLocalID(id) {
 		return "", db.DeleteLocal(ctx, id, rev)
 	}
-	if _, err := db.docRow(ctx, id); err != nil {
-		return "", err
-	}
-	return db.Put(ctx, &couchdoc.Doc{ID: id, Rev: rev, Deleted: true})
+	doc := &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}
+	var newRev string
+	err := db.update(ctx, func(w *wtx) error {
+		states, err := w.preload([]*couchdoc.Doc{doc})
+		if err != nil {
+			return err
+		}
+		if st := states[id]; st == nil || st.docID == 0 {
+			return couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+		}
+		newRev, err = w.putEdit(states, doc)
+		return err
+	})
+	return newRev, err
 }
 
 // BulkDocs writes documents in one transaction and returns one result per
