@@ -129,6 +129,14 @@ func testSync(t *testing.T, newDB Factory) {
 			t.Fatalf("%s has %d docs, want 50", db.Path(), info.DocCount)
 		}
 	}
+	// The push of the next sync checks the docs the last pull brought in
+	// (revs_diff, checkpoint); the one after is a pure no-op.
+	syncBoth(t, Local(a), Remote(t, u, nil))
+	cnt := &Counter{}
+	res = syncBoth(t, Local(a), Remote(t, u, cnt))
+	if cnt.Total() > 5 || res.Push.Stats.MissingChecked+res.Pull.Stats.MissingChecked != 0 {
+		t.Fatalf("no-op two-way sync: %d requests %v, stats %+v %+v", cnt.Total(), cnt.By(), res.Push.Stats, res.Pull.Stats)
+	}
 }
 
 // leaves returns a document's winner and sorted conflicts on a store.
