@@ -19,7 +19,8 @@ import (
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite" // database/sql driver "sqlite", for the read-only integrity check
+	"modernc.org/sqlite" // database/sql driver "sqlite", for the read-only integrity check
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -51,7 +52,9 @@ func TestMain(m *testing.M) {
 // So a batch that is there in part shows as a missing doc, a counter that
 // is behind, or a first doc of the previous batch that is alive. After each
 // batch the child also records its number in the local document
-// _local/progress (a separate write, as a replicator's checkpoint is), and
+// _local/progress (a separate write, as a replicator's checkpoint is),
+// after every fifth batch it compacts the database (dropping the bodies of
+// revisions that are no longer leaves, in many small transactions), and
 // only then acknowledges the batch.
 func batchSize(k int) int        { return 1 + k%9 }
 func batchReplicated(k int) bool { return k%3 == 0 }
@@ -161,6 +164,12 @@ func crashChild(path string) int {
 			fmt.Fprintf(os.Stderr, "crash child: progress %d: %v\n", k, err)
 			return 3
 		}
+		if k%5 == 0 {
+			if err := db.Compact(ctx); err != nil {
+				fmt.Fprintf(os.Stderr, "crash child: compact after %d: %v\n", k, err)
+				return 3
+			}
+		}
 		if _, err := os.Stdout.WriteString(strconv.Itoa(k) + "\n"); err != nil {
 			return 4
 		}
@@ -182,6 +191,7 @@ func TestCrashRecovery(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	committed := 0 // batches 1..committed are in the database
 	maxAcked := 0  // the last batch a child acknowledged
+	lastProgress := 0
 	killedEarly := 0
 	for i := 0; i < kills; i++ {
 		// A quarter of the kills land at a random moment from the start
@@ -203,9 +213,14 @@ func TestCrashRecovery(t *testing.T) {
 		if acked > committed {
 			maxAcked = acked // a batch of this run was acknowledged
 		}
-		if progress < maxAcked || progress > got || progress < got-1 {
-			t.Fatalf("seed %d, kill %d: %s says batch %d; batch %d was acknowledged and batches 1..%d are there", seed, i, progressID, progress, maxAcked, got)
+		// The checkpoint never goes back, covers every acknowledged
+		// batch, and names no batch that is not there. (It may lag by more
+		// than one batch: a child killed between a batch and its
+		// checkpoint leaves it behind, and the next child starts after.)
+		if progress < maxAcked || progress < lastProgress || progress > got {
+			t.Fatalf("seed %d, kill %d: %s says batch %d (before: %d); batch %d was acknowledged and batches 1..%d are there", seed, i, progressID, progress, lastProgress, maxAcked, got)
 		}
+		lastProgress = progress
 		if got != acked && got != acked+1 {
 			t.Fatalf("seed %d, kill %d: batches 1..%d are in the database; %d were there before and batch %d was acknowledged", seed, i, got, committed, acked)
 		}
@@ -309,7 +324,24 @@ func verifyCrashDB(t *testing.T, path string) (batches, progress int, err error)
 // verifyBatches does the checks of verifyCrashDB on the batches.
 func verifyBatches(path string) (int, error) {
 	if err := integrityCheck(path); err != nil {
-		return 0, err
+		// A kill while the first Open was creating the file can leave a
+		// hot rollback journal (the file is not in WAL mode yet), which a
+		// read-only connection may not roll back (SQLITE_READONLY_ROLLBACK).
+		// The writer's first open recovers it; then check again.
+		var se *sqlite.Error
+		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_READONLY {
+			return 0, err
+		}
+		db, oerr := localdb.Open(path, nil)
+		if oerr != nil {
+			return 0, fmt.Errorf("open after the kill (%v): %w", err, oerr)
+		}
+		if cerr := db.Close(); cerr != nil {
+			return 0, cerr
+		}
+		if err := integrityCheck(path); err != nil {
+			return 0, fmt.Errorf("after recovery: %w", err)
+		}
 	}
 	ctx := context.Background()
 	db, err := localdb.Open(path, nil)
