@@ -262,15 +262,16 @@ func readRelated(r io.Reader, boundary string, fn DocFunc) error {
 // relatedState hands out the attachment parts of one multipart/related
 // document to their Body readers.
 type relatedState struct {
-	mr      *multipart.Reader
-	order   []followEntry
-	atts    []*couchdoc.Attachment
-	readers []io.Reader // per attachment: live part reader or spool
-	live    int         // index whose reader reads the current part, or -1
-	started bool
-	spools  []*spool
-	err     error // sticky error of the part stream
-	done    bool
+	mr       *multipart.Reader
+	order    []followEntry
+	atts     []*couchdoc.Attachment
+	readers  []io.Reader // per attachment: live part reader or spool
+	live     int         // index whose reader reads the current part, or -1
+	started  bool
+	spools   []*spool
+	spoolMem int64 // bytes the spools hold in memory
+	err      error // sticky error of the part stream
+	done     bool
 }
 
 var errBodyGone = errors.New("wire: attachment body read after its callback returned")
@@ -302,7 +303,8 @@ func (st *relatedState) reader(idx int) (io.Reader, error) {
 			return nil, st.err
 		}
 		if st.live >= 0 {
-			sp := newSpool(st.readers[st.live])
+			sp := newSpool(st.readers[st.live], min(spoolMem, spoolMemTotal-st.spoolMem))
+			st.spoolMem += sp.inMemory()
 			st.spools = append(st.spools, sp)
 			st.readers[st.live], st.live = sp, -1
 		}

@@ -262,3 +262,41 @@ func TestBodyInvalidAfterCallback(t *testing.T) {
 		t.Fatal("body readable after its callback")
 	}
 }
+
+func TestManyAttachmentsReadBackwards(t *testing.T) {
+	doc := &couchdoc.Doc{ID: "many", Rev: "1-" + strings.Repeat("a", 32), Attachments: map[string]*couchdoc.Attachment{}}
+	var names []string
+	for i := 0; i < 7; i++ {
+		data := bytes.Repeat([]byte{byte('a' + i)}, 900<<10)
+		name := string(rune('a'+i)) + ".bin"
+		names = append([]string{name}, names...) // read the last part first
+		doc.Attachments[name] = &couchdoc.Attachment{Body: bytes.NewReader(data), Length: int64(len(data)), Digest: md5Digest(data)}
+	}
+	rel, err := NewRelated(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := rel.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	fn, got := collect(t, names)
+	var spooled int64
+	err = ReadMultipart(&buf, rel.ContentType(), func(d *couchdoc.Doc, e error) error {
+		err := fn(d, e)
+		spooled = d.Attachments["a.bin"].Body.(*attBody).st.spoolMem
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		b := (*got)[0].atts[n]
+		if len(b) != 900<<10 || b[0] != byte('a'+6-i) {
+			t.Fatalf("%s: %d bytes", n, len(b))
+		}
+	}
+	if spooled > spoolMemTotal {
+		t.Fatalf("spools hold %d bytes in memory", spooled)
+	}
+}

@@ -8,8 +8,12 @@ import (
 )
 
 // spoolMem is how much of a passed-over attachment part is kept in memory
-// before the rest goes to a temporary file.
-const spoolMem = 1 << 20
+// before the rest goes to a temporary file; spoolMemTotal bounds the memory
+// of all the spools of one document.
+const (
+	spoolMem      = 1 << 20
+	spoolMemTotal = 4 << 20
+)
 
 // spool holds the rest of an attachment part that was passed over because
 // a later attachment was read first. It replays the bytes, then the error
@@ -21,10 +25,11 @@ type spool struct {
 	err error
 }
 
-func newSpool(src io.Reader) *spool {
+// newSpool copies src, keeping at most mem bytes in memory.
+func newSpool(src io.Reader, mem int64) *spool {
 	s := &spool{}
-	_, err := io.Copy(&s.buf, io.LimitReader(src, spoolMem))
-	if err == nil && s.buf.Len() == spoolMem {
+	_, err := io.Copy(&s.buf, io.LimitReader(src, mem))
+	if err == nil && int64(s.buf.Len()) == mem {
 		s.f, err = os.CreateTemp("", "settee-att-*")
 		if err == nil {
 			if _, err = s.f.Write(s.buf.Bytes()); err == nil {
@@ -51,6 +56,9 @@ func (s *spool) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// inMemory is the memory the spool holds.
+func (s *spool) inMemory() int64 { return int64(s.buf.Len()) }
 
 func (s *spool) close() {
 	if s.f != nil {
