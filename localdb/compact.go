@@ -79,5 +79,15 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("compact attachments: %w", err)
 	}
+	// Give the freed pages back to the main file and empty the WAL.
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	if _, err := db.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("compact: checkpoint: %w", err)
+	}
 	return nil
 }

@@ -3,6 +3,7 @@ package localdb_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
@@ -204,5 +205,85 @@ func TestReplicatedKnownLeafLongerHistory(t *testing.T) {
 	}
 	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"4-d"}) {
 		t.Fatalf("leaves %v", got)
+	}
+}
+
+// The cases of CouchDB's chttpd_revs_diff_tests, with hex rev ids (our
+// couchdoc.ParseRev only takes hex hashes). The docs are written as that
+// test does: new_edits=false with _revisions and no _rev.
+func TestRevsDiffCouchDBCases(t *testing.T) {
+	db := open(t)
+	mk := func(id string, start int, ids ...string) *couchdoc.Doc {
+		return &couchdoc.Doc{ID: id, Revisions: &couchdoc.Revisions{Start: start, IDs: ids}}
+	}
+	res, err := db.BulkDocs(bg, []*couchdoc.Doc{mk("doc1", 2, "b", "a"), mk("doc1", 2, "c", "a"), mk("doc2", 1, "d")}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if !r.OK {
+			t.Fatalf("bulk_docs %+v", r)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		req  map[string][]string
+		want map[string]couchdoc.RevsDiffResult
+	}{
+		{"empty", map[string][]string{}, map[string]couchdoc.RevsDiffResult{}},
+		{"no revs", map[string][]string{"doc1": {}, "non_existent_doc": {}}, map[string]couchdoc.RevsDiffResult{}},
+		{"non-existent doc", map[string][]string{"non_existent_doc": {"1-e"}},
+			map[string]couchdoc.RevsDiffResult{"non_existent_doc": {Missing: []string{"1-e"}}}},
+		{"all revs", map[string][]string{"doc1": {"2-b", "2-c"}, "doc2": {"1-d"}}, map[string]couchdoc.RevsDiffResult{}},
+		{"some missing", map[string][]string{"doc1": {"2-b", "1-ef", "2-de", "3-fe"}, "doc2": {"1-9"}},
+			map[string]couchdoc.RevsDiffResult{
+				"doc1": {Missing: []string{"1-ef", "2-de", "3-fe"}, PossibleAncestors: []string{"2-c", "2-b"}},
+				"doc2": {Missing: []string{"1-9"}},
+			}},
+	} {
+		got, err := db.RevsDiff(bg, tc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// The _revs_diff exchange of the replication protocol spec (2.4.2.4.3).
+func TestRevsDiffSpecExample(t *testing.T) {
+	db := open(t)
+	repl(t, db, "foo", false, `{}`, "3-6a540f3d701ac518d3b9733d673c5484", "2-7051cbe5c8faecd085a3fa619e6e6331", "1-967a00dff5e02add41819138abb32840")
+	repl(t, db, "bar", false, `{}`, "1-967a00dff5e02add41819138abb3284d")
+	got, err := db.RevsDiff(bg, map[string][]string{
+		"baz": {"2-7051cbe5c8faecd085a3fa619e6e6337"},
+		"foo": {"3-6a540f3d701ac518d3b9733d673c5484"},
+		"bar": {"1-d4e501ab47de6b2000fc8a02f84a0c77", "1-967a00dff5e02add41819138abb3284d"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]couchdoc.RevsDiffResult{
+		"baz": {Missing: []string{"2-7051cbe5c8faecd085a3fa619e6e6337"}},
+		"bar": {Missing: []string{"1-d4e501ab47de6b2000fc8a02f84a0c77"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v", got)
+	}
+	// The spec's _bulk_docs body (2.4.2.5.4) parsed and written as is.
+	body := `{"_id":"LambStew","_rev":"1-34c318924a8f327223eed702ddfdc66d","_revisions":{"ids":["34c318924a8f327223eed702ddfdc66d"],"start":1},"servings":6,"subtitle":"Delicious with scone topping","title":"Lamb Stew"}`
+	doc, err := couchdoc.ParseDoc([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.BulkDocs(bg, []*couchdoc.Doc{doc}, false)
+	if err != nil || !res[0].OK {
+		t.Fatalf("%+v %v", res, err)
+	}
+	back, _ := db.Get(bg, "LambStew", localdb.GetOptions{Revs: true})
+	out, _ := back.MarshalJSON()
+	if string(out) != body[:strings.Index(body, `,"_revisions"`)]+`,"servings":6,"subtitle":"Delicious with scone topping","title":"Lamb Stew","_revisions":{"start":1,"ids":["34c318924a8f327223eed702ddfdc66d"]}}` {
+		t.Fatalf("round trip: %s", out)
 	}
 }

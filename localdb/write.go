@@ -274,10 +274,15 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
 		return "", err
 	}
-	if doc.Rev == "" {
+	rev := doc.Rev
+	if rev == "" && doc.Revisions != nil && len(doc.Revisions.IDs) > 0 {
+		// CouchDB takes the revision from _revisions when _rev is absent.
+		rev = couchdoc.FormatRev(doc.Revisions.Start, doc.Revisions.IDs[0])
+	}
+	if rev == "" {
 		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "new_edits=false needs a _rev")
 	}
-	path, err := revtree.PathFromRevisions(doc.Rev, doc.Revisions)
+	path, err := revtree.PathFromRevisions(rev, doc.Revisions)
 	if err != nil {
 		return "", err
 	}
@@ -286,7 +291,6 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 		return "", err
 	}
 	st := states[doc.ID]
-	rev := path[0].String()
 	if st.docID != 0 && st.tree.Find(path[0]) >= 0 {
 		ok, err := w.haveBody(st.docID, rev)
 		if err != nil {
