@@ -19,7 +19,8 @@ type session struct {
 	tracker     *seqTracker
 	cp          *checkpointer
 	written     atomic.Bool // writes not yet made durable by EnsureFullCommit
-	caughtUp    atomic.Bool // the reader reached the end of the feed
+	caughtUp    atomic.Bool // the reader is at the end of the feed
+	firstPass   atomic.Bool // the reader reached the end of the feed once
 }
 
 // batch is one response of the changes feed travelling down the pipeline.
@@ -155,11 +156,14 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			seq = rows[len(rows)-1].Seq
 		}
 		short := len(rows) < r.opts.BatchSize
+		if !short {
+			s.caughtUp.Store(false)
+		}
 		if len(rows) > 0 || (len(seq) > 0 && string(seq) != string(since)) {
 			if len(rows) > 0 {
 				r.setState(StateActive, nil)
 			}
-			b := &batch{rows: rows, seq: seq, assume: s.emptyTarget && !s.caughtUp.Load()}
+			b := &batch{rows: rows, seq: seq, assume: s.emptyTarget && !s.firstPass.Load()}
 			b.n = s.tracker.add(len(rows))
 			b.refs.Store(1)
 			r.mu.Lock()
@@ -176,10 +180,11 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			since = seq
 		}
 		if short {
+			s.caughtUp.Store(true)
 			if !r.opts.Continuous {
 				return nil
 			}
-			s.caughtUp.Store(true)
+			s.firstPass.Store(true)
 			r.mu.Lock()
 			r.remaining = 0
 			r.mu.Unlock()
