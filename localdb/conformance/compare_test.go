@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -19,6 +21,13 @@ func (h *harness) compare(final bool) {
 	h.stats.compares++
 	h.flushLocal()
 	h.flushPouch()
+	if h.stats.compares%2 == 0 {
+		// Compaction drops non-leaf bodies and unreferenced attachment
+		// content; nothing compared here may change.
+		if err := h.db.Compact(h.ctx); err != nil {
+			h.fail(nil, "localdb Compact: %v", err)
+		}
+	}
 	if err := h.db.CheckInvariants(h.ctx); err != nil {
 		h.fail(nil, "localdb CheckInvariants: %v", err)
 	}
@@ -33,6 +42,10 @@ func (h *harness) compare(final bool) {
 }
 
 // checkDoc compares one revision as a side returned it with the model.
+//
+// Attachment revpos is checked for localdb only: CouchDB keeps the revpos a
+// replicated revision brings (couch_att inline_from_json), pouchdb-server
+// replaces it with the revision's generation.
 func (h *harness) checkDoc(m *docModel, what string, got *couchdoc.Doc, want *revNode, withRevs bool) {
 	h.t.Helper()
 	if got == nil {
@@ -47,6 +60,39 @@ func (h *harness) checkDoc(m *docModel, what string, got *couchdoc.Doc, want *re
 	if withRevs {
 		if w := m.revisions(want.rev); !sameRevisions(got.Revisions, w) {
 			h.fail(m, "%s: rev %s _revisions %+v, want %+v", what, got.Rev, got.Revisions, w)
+		}
+	}
+	if len(got.Attachments) != len(want.atts) {
+		h.fail(m, "%s: rev %s has %d attachments, want %d", what, got.Rev, len(got.Attachments), len(want.atts))
+	}
+	for name, wa := range want.atts {
+		ga := got.Attachments[name]
+		revposOK := ga != nil && (ga.RevPos == wa.revpos || strings.HasPrefix(what, "pouchdb-server"))
+		if ga == nil || !ga.Stub || ga.ContentType != wa.ctype || ga.Digest != wa.digest || ga.Length != int64(len(wa.data)) || !revposOK {
+			h.fail(m, "%s: rev %s attachment %q is %+v, want a stub of %s, %s, length %d, revpos %d", what, got.Rev, name, ga, wa.ctype, wa.digest, len(wa.data), wa.revpos)
+		}
+	}
+}
+
+// checkAttBytes reads every attachment of a leaf from both sides.
+func (h *harness) checkAttBytes(m *docModel, leaf *revNode, askPouch bool) {
+	h.t.Helper()
+	for name, wa := range leaf.atts {
+		h.stats.attReads++
+		a, rc, err := h.db.OpenAttachment(h.ctx, m.id, leaf.rev, name)
+		if err != nil {
+			h.fail(m, "localdb OpenAttachment(%s, %q): %v", leaf.rev, name, err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(b, wa.data) || a.Digest != wa.digest {
+			h.fail(m, "localdb OpenAttachment(%s, %q): %d bytes (%v), digest %s; want %d bytes, %s", leaf.rev, name, len(b), err, a.Digest, len(wa.data), wa.digest)
+		}
+		if askPouch {
+			pb, err := h.pc.attachment(h.ctx, m.id, name, leaf.rev)
+			if err != nil || !bytes.Equal(pb, wa.data) {
+				h.fail(m, "pouchdb-server attachment %s %q: %d bytes, %v; want %d bytes", leaf.rev, name, len(pb), err, len(wa.data))
+			}
 		}
 	}
 }
@@ -177,6 +223,7 @@ func (h *harness) compareDoc(m *docModel, askPouch bool) {
 			h.fail(m, "localdb OpenRevs(%v): answer %d is %+v, want missing %s", req, i, o, req[i])
 		}
 	}
+	h.checkAttBytes(m, leaf, askPouch)
 	g, err := h.db.Get(h.ctx, m.id, localdb.GetOptions{Rev: leaf.rev, Revs: true})
 	if err != nil {
 		h.fail(m, "localdb Get(rev=%s): %v", leaf.rev, err)

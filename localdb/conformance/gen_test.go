@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -87,6 +89,9 @@ func (h *harness) replicate(m *docModel) {
 	switch r := h.rng.Float64(); {
 	case len(m.universe) == 0 || r < 0.07:
 		n := m.addRev(couchdoc.FormatRev(1, h.randHash()), "", h.rng.Intn(8) == 0, h.randBody())
+		if !n.deleted {
+			n.atts = h.childAtts(nil, 1)
+		}
 		target = n.rev
 	case r < 0.22:
 		target = pick(h, m.universeRevs())
@@ -100,7 +105,14 @@ func (h *harness) replicate(m *docModel) {
 		for k := 1 + h.rng.Intn(3); k > 0; k-- {
 			gen := m.universe[base].gen + 1
 			deleted := k == 1 && h.rng.Intn(5) == 0
-			base = m.addRev(couchdoc.FormatRev(gen, h.randHash()), base, deleted, h.randBody()).rev
+			n := m.addRev(couchdoc.FormatRev(gen, h.randHash()), base, deleted, h.randBody())
+			if !deleted {
+				// Tombstones carry no attachments here: pouchdb-server
+				// drops them, and CouchDB's rules for them are beside the
+				// point of this test.
+				n.atts = h.childAtts(m.universe[base].atts, gen)
+			}
+			base = n.rev
 		}
 		target = base
 	}
@@ -168,6 +180,33 @@ func (h *harness) localEdit(m *docModel) {
 	}
 	ok, extends := m.editOutcome(parent, deleted)
 	probe := h.pouchFollowsCouch(m, parent, deleted)
+	// Attachments of the edit: the parent's kept as stubs (only when it is
+	// a leaf the edit may name, so a refused edit is refused for its rev,
+	// not its stubs), sometimes one new or replaced, sometimes one dropped.
+	var stubs, fresh map[string]*attModel
+	if !deleted {
+		if ok && parent != "" {
+			stubs = h.childAtts(m.universe[parent].atts, 0)
+			for name, a := range stubs {
+				if a.revpos == 0 {
+					fresh = map[string]*attModel{name: a}
+					delete(stubs, name)
+				}
+			}
+		} else if h.rng.Intn(4) == 0 {
+			fresh = h.childAtts(nil, 0)
+		}
+	}
+	edit := func() *couchdoc.Doc {
+		d := &couchdoc.Doc{ID: m.id, Rev: parent, Deleted: deleted, Body: body}
+		for name, a := range stubs {
+			d.Attachments = setAtt(d.Attachments, &couchdoc.Attachment{Name: name, ContentType: a.ctype, Digest: a.digest, Length: int64(len(a.data)), RevPos: a.revpos, Stub: true})
+		}
+		for name, a := range fresh {
+			d.Attachments = setAtt(d.Attachments, &couchdoc.Attachment{Name: name, ContentType: a.ctype, Data: a.data})
+		}
+		return d
+	}
 
 	var lrev string
 	var lerr error
@@ -176,7 +215,7 @@ func (h *harness) localEdit(m *docModel) {
 		op = "Delete"
 		lrev, lerr = h.db.Delete(h.ctx, m.id, parent)
 	} else {
-		lrev, lerr = h.db.Put(h.ctx, &couchdoc.Doc{ID: m.id, Rev: parent, Deleted: deleted, Body: body})
+		lrev, lerr = h.db.Put(h.ctx, edit())
 	}
 	m.logf("op %d: local %s rev=%q (%s) deleted=%v -> %q, %v (CouchDB: accepted=%v)", h.op, op, parent, kind, deleted, lrev, lerr, ok)
 
@@ -199,7 +238,7 @@ func (h *harness) localEdit(m *docModel) {
 			// 404 where CouchDB (the document exists) answers 409, so the
 			// refusal is asked with PUT {"_deleted": true}, which both
 			// answer by CouchDB's rule.
-			_, st := h.pouchEdit(m, parent, deleted, false, body)
+			_, st := h.pouchEdit(m, edit(), false)
 			if st != http.StatusConflict {
 				h.fail(m, "pouchdb-server %s naming %s rev %q: status %d, want 409 (localdb refused too)", op, kind, parent, st)
 			}
@@ -220,7 +259,16 @@ func (h *harness) localEdit(m *docModel) {
 	if m.universe[lrev] != nil {
 		h.fail(m, "localdb %s returned rev %q, which the document already has", op, lrev)
 	}
-	m.addRev(lrev, extends, deleted, body)
+	atts := map[string]*attModel{}
+	for name, a := range stubs {
+		atts[name] = a
+	}
+	for name, a := range fresh {
+		c := *a
+		c.revpos = wantGen // CouchDB gives new attachment data the new generation
+		atts[name] = &c
+	}
+	m.addRev(lrev, extends, deleted, body).atts = atts
 	lpath := append([]string{lrev}, pathOrNil(m, extends)...)
 	m.applyPath(lpath)
 	h.checkLocalRev(m, lrev)
@@ -232,22 +280,23 @@ func (h *harness) localEdit(m *docModel) {
 	if probe && h.rng.Intn(3) == 0 {
 		// Mirror: pouchdb-server makes its own revision of the same edit
 		// on the same tree; each side then gets the other's.
-		h.mirror(m, op, kind, parent, deleted, useDelete, body, wantGen, extends)
+		h.mirror(m, op, kind, edit(), useDelete, wantGen, extends, atts)
 	}
 	h.pendPouch = append(h.pendPouch, lfeed)
 }
 
-func (h *harness) mirror(m *docModel, op, kind, parent string, deleted, useDelete bool, body json.RawMessage, wantGen int, extends string) {
+func (h *harness) mirror(m *docModel, op, kind string, edit *couchdoc.Doc, useDelete bool, wantGen int, extends string, atts map[string]*attModel) {
+	parent := edit.Rev
 	h.stats.mirrored++
 	h.flushPouchOf(m)
-	prev, st := h.pouchEdit(m, parent, deleted, useDelete, body)
+	prev, st := h.pouchEdit(m, edit, useDelete)
 	if st != http.StatusCreated && st != http.StatusOK {
 		h.fail(m, "pouchdb-server %s naming %s rev %q: status %d; localdb and CouchDB accept it", op, kind, parent, st)
 	}
 	if g, _, err := couchdoc.ParseRev(prev); err != nil || g != wantGen || m.universe[prev] != nil {
 		h.fail(m, "pouchdb-server made rev %q (%v); want a new rev of generation %d", prev, err, wantGen)
 	}
-	m.addRev(prev, extends, deleted, body)
+	m.addRev(prev, extends, edit.Deleted, edit.Body).atts = atts
 	ppath := append([]string{prev}, pathOrNil(m, extends)...)
 	m.applyPath(ppath)
 	m.logf("op %d: mirrored on pouchdb-server as %s", h.op, prev)
@@ -295,14 +344,14 @@ func (h *harness) pouchFollowsCouch(m *docModel, parent string, deleted bool) bo
 
 // pouchEdit makes the same new_edits=true write on pouchdb-server and
 // returns the new rev and the status.
-func (h *harness) pouchEdit(m *docModel, parent string, deleted, useDelete bool, body json.RawMessage) (string, int) {
+func (h *harness) pouchEdit(m *docModel, edit *couchdoc.Doc, useDelete bool) (string, int) {
 	var rev string
 	var st int
 	var err error
 	if useDelete {
-		rev, st, err = h.pc.del(h.ctx, m.id, parent)
+		rev, st, err = h.pc.del(h.ctx, m.id, edit.Rev)
 	} else {
-		rev, st, err = h.pc.put(h.ctx, &couchdoc.Doc{ID: m.id, Rev: parent, Deleted: deleted, Body: body})
+		rev, st, err = h.pc.put(h.ctx, edit)
 	}
 	if err != nil {
 		h.fail(m, "pouchdb-server edit: %v", err)
@@ -364,4 +413,43 @@ func nonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+var attNames = []string{"a.txt", "b.bin", "c d/é"}
+var attTypes = []string{"text/plain", "application/octet-stream", "image/png"}
+
+// childAtts returns a child revision's attachments: the parent's (same
+// content and revpos), sometimes with one added or replaced by new content
+// of revpos gen, sometimes with one dropped.
+func (h *harness) childAtts(parent map[string]*attModel, gen int) map[string]*attModel {
+	out := map[string]*attModel{}
+	for name, a := range parent {
+		out[name] = a
+	}
+	switch r := h.rng.Intn(10); {
+	case r < 2:
+		data := make([]byte, 1+h.rng.Intn(300))
+		h.rng.Read(data)
+		sum := md5.Sum(data)
+		out[pick(h, attNames)] = &attModel{ctype: pick(h, attTypes), data: data, digest: "md5-" + base64.StdEncoding.EncodeToString(sum[:]), revpos: gen}
+	case r < 3 && len(out) > 0:
+		delete(out, pick(h, sortedKeys(mapKeys(out))))
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}
+
+func setAtt(m map[string]*couchdoc.Attachment, a *couchdoc.Attachment) map[string]*couchdoc.Attachment {
+	if m == nil {
+		m = map[string]*couchdoc.Attachment{}
+	}
+	m[a.Name] = a
+	return m
 }

@@ -26,6 +26,15 @@ type revNode struct {
 	parent  string // the universe parent, "" for generation 1
 	deleted bool
 	body    json.RawMessage // canonical
+	atts    map[string]*attModel
+}
+
+// attModel is one attachment of a revision.
+type attModel struct {
+	ctype  string
+	data   []byte
+	digest string // CouchDB's "md5-<base64>"
+	revpos int
 }
 
 // docModel is one document: its universe and what the peers know of it.

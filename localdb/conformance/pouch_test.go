@@ -240,3 +240,23 @@ func (p *pouch) allDocs(ctx context.Context) (int64, []allDocsRow, error) {
 	}
 	return res.TotalRows, res.Rows, nil
 }
+
+// attachment reads an attachment's bytes at a revision.
+func (p *pouch) attachment(ctx context.Context, id, name, rev string) ([]byte, error) {
+	p.requests++
+	u := p.db + docPath(id) + "/" + url.PathEscape(name) + "?" + url.Values{"rev": {rev}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: status %d: %s", u, resp.StatusCode, b)
+	}
+	return b, err
+}

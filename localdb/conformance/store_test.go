@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"io"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
@@ -20,6 +21,8 @@ type store interface {
 	Changes(ctx context.Context, opts localdb.ChangesOptions, fn func(*localdb.Change) error) (int64, error)
 	AllDocs(ctx context.Context, opts localdb.AllDocsOptions, fn func(*localdb.AllDocsRow) error) (int64, error)
 	Conflicts(ctx context.Context, fn func(id string) error) error
+	OpenAttachment(ctx context.Context, id, rev, name string) (*couchdoc.Attachment, io.ReadCloser, error)
+	Compact(ctx context.Context) error
 	CheckInvariants(ctx context.Context) error
 }
 
