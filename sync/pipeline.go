@@ -253,7 +253,7 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 // checkpointLoop records checkpoints while the pipeline runs: after each
 // advance of the safe sequence, at most once per CheckpointInterval.
 func (r *replication) checkpointLoop(ctx context.Context, s *session, ckpt <-chan struct{}, writerDone <-chan struct{}) error {
-	var last time.Time
+	last := time.Now() // the session start counts as a checkpoint
 	var timer *time.Timer
 	var timerC <-chan time.Time
 	defer func() {

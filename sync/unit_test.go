@@ -472,3 +472,18 @@ func TestFailedBatchIsNotCheckpointed(t *testing.T) {
 		t.Fatalf("checkpoint %s, want the end of the first batch", res.LastSeq)
 	}
 }
+
+func TestSinceOverrideAndCheckpointInterval(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 100)
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, Since: json.RawMessage(`"60-x"`),
+		BatchSize: 10, CheckpointInterval: time.Hour})
+	if err != nil || res.Stats.DocsWritten != 40 || string(res.StartSeq) != `"60-x"` {
+		t.Fatalf("%v %+v start %s", err, res.Stats, res.StartSeq)
+	}
+	// With a long interval only the final checkpoint is written (once per
+	// peer), not one per batch.
+	if n := tgt.count("PutLocal") + src.count("PutLocal"); n != 2 {
+		t.Fatalf("%d checkpoint writes", n)
+	}
+}
