@@ -208,6 +208,11 @@ func (h *harness) localEdit(m *docModel) {
 		return d
 	}
 
+	if ok && parent != "" && !deleted && !m.tainted && h.rng.Intn(25) == 0 {
+		h.missingStub(m, parent, edit())
+		return
+	}
+
 	var lrev string
 	var lerr error
 	op := "Put"
@@ -452,4 +457,21 @@ func setAtt(m map[string]*couchdoc.Attachment, a *couchdoc.Attachment) map[strin
 	}
 	m[a.Name] = a
 	return m
+}
+
+// missingStub sends an edit of a leaf with a stub the leaf does not have:
+// CouchDB refuses it with 412 missing_stub (couch_doc merge_stubs) and
+// nothing changes; pouchdb-server answers the same.
+func (h *harness) missingStub(m *docModel, parent string, d *couchdoc.Doc) {
+	sum := md5.Sum([]byte(h.randHash()))
+	d.Attachments = setAtt(d.Attachments, &couchdoc.Attachment{Name: "no such attachment", ContentType: "text/plain", Digest: "md5-" + base64.StdEncoding.EncodeToString(sum[:]), Length: 3, RevPos: 1, Stub: true})
+	rev, err := h.db.Put(h.ctx, d)
+	m.logf("op %d: local Put rev=%q with a stub the leaf lacks -> %q, %v", h.op, parent, rev, err)
+	if !errors.Is(err, couchdoc.ErrMissingStub) {
+		h.fail(m, "localdb Put naming leaf %s with a stub it lacks: rev %q, err %v; CouchDB answers 412 missing_stub", parent, rev, err)
+	}
+	h.flushPouchOf(m)
+	if _, st := h.pouchEdit(m, d, false); st != http.StatusPreconditionFailed {
+		h.fail(m, "pouchdb-server PUT with a stub the leaf lacks: status %d, want 412", st)
+	}
 }
