@@ -28,7 +28,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	settee = filepath.Join(dir, "settee")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=test", "-o", settee, ".")
+	args := []string{"build", "-ldflags", "-X main.version=test", "-o", settee}
+	if os.Getenv("SETTEE_TEST_RACE_BINARY") != "" {
+		// Exercise the command and the libraries under it with the race
+		// detector (slower to build, so not the default).
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build settee:", err)

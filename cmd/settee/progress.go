@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	gosync "sync"
 	"time"
@@ -47,6 +48,7 @@ type progress struct {
 	last     map[string]sync.Event // latest event per direction
 	lastDraw time.Time
 	drawn    bool // a status line is on screen
+	rates    map[string]*rateSample
 }
 
 func newProgress(w io.Writer, dir string, continuous, jsonOut bool) *progress {
@@ -169,29 +171,63 @@ func (p *progress) statusLine() string {
 		dirs = append(dirs, d)
 	}
 	sort.Strings(dirs)
-	secs := time.Since(p.start).Seconds()
 	var parts []string
 	for _, d := range dirs {
 		ev := p.last[d]
-		s := fmt.Sprintf("%s%-8s %d docs written", dirPrefix(d), ev.State, ev.Stats.DocsWritten)
-		if secs > 0.5 {
-			s += fmt.Sprintf(", %.0f docs/s", float64(ev.Stats.DocsWritten)/secs)
+		s := fmt.Sprintf("%s%s, %d written", dirPrefix(d), ev.State, ev.Stats.DocsWritten)
+		if r := p.rate(d, ev.Stats.DocsWritten); r > 0 && ev.State == sync.StateActive {
+			s += fmt.Sprintf(", %.0f docs/s", r)
 		}
 		if ev.Pending > 0 {
 			s += fmt.Sprintf(", ~%d pending", ev.Pending)
 		}
 		if ev.Stats.DocWriteFailures > 0 {
-			s += fmt.Sprintf(", %d failed", ev.Stats.DocWriteFailures)
+			s += fmt.Sprintf(", %d refused", ev.Stats.DocWriteFailures)
 		}
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, " | ")
 }
 
+// rateSample is the start of the window a direction's rate is measured on.
+type rateSample struct {
+	at      time.Time
+	written int64
+	rate    float64
+}
+
+// rate returns a direction's docs/s over the last second or so, so that it
+// stays meaningful when a continuous replication wakes up after idling.
+func (p *progress) rate(dir string, written int64) float64 {
+	if p.rates == nil {
+		p.rates = map[string]*rateSample{}
+	}
+	now := time.Now()
+	r, ok := p.rates[dir]
+	if !ok {
+		p.rates[dir] = &rateSample{at: now, written: written}
+		return 0
+	}
+	if dt := now.Sub(r.at).Seconds(); dt >= 1 {
+		r.rate = float64(written-r.written) / dt
+		r.at, r.written = now, written
+	}
+	return r.rate
+}
+
+// lineWidth is the status line's width: $COLUMNS when the shell exports
+// it, else 100.
+func lineWidth() int {
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 20 {
+		return n - 1
+	}
+	return 100
+}
+
 func (p *progress) draw() {
 	line := p.statusLine()
-	if len(line) > 150 {
-		line = line[:150]
+	if w := lineWidth(); len(line) > w {
+		line = line[:w]
 	}
 	fmt.Fprintf(p.w, "\r\033[K%s", line)
 	p.drawn = true

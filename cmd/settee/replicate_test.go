@@ -144,6 +144,18 @@ func TestPouchDB(t *testing.T) {
 			t.Errorf("--doc-ids pull wrote %d docs, want 3", n)
 		}
 	})
+	t.Run("FilterWithQueryParams", func(t *testing.T) {
+		src := pouch.CreateDB(t, "filtered")
+		putRemote(t, src+"/_design/app", `{"filters":{"by_type":"function(doc, req){ return doc.type === req.query.type; }"}}`)
+		for i := 0; i < 6; i++ {
+			putRemote(t, fmt.Sprintf("%s/d%d", src, i), fmt.Sprintf(`{"type":%q}`, []string{"note", "task", "event"}[i%3]))
+		}
+		db := filepath.Join(t.TempDir(), "f.db")
+		ok(t, "pull", "--filter", "app/by_type", "--query-param", "type=task", db, src)
+		if got := strings.Fields(ok(t, "changes", db)); len(got) != 3 || !strings.Contains(got[0], `"d1"`) || !strings.Contains(got[1], `"d4"`) {
+			t.Errorf("pull --filter type=task:\n%s", strings.Join(got, "\n"))
+		}
+	})
 	t.Run("RefusedDocs", func(t *testing.T) {
 		target := pouch.CreateDB(t, "validated")
 		putRemote(t, target+"/_design/v", `{"validate_doc_update":"function(doc){ if (doc.bad) throw({forbidden: 'no bad docs'}); }"}`)
