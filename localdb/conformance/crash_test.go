@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/md5"
 	"database/sql"
@@ -9,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -46,8 +48,9 @@ func TestMain(m *testing.M) {
 //   - docs "bNNNNNN-JJ" for J < batchSize(k), body {"batch": k, "j": J, ...};
 //   - every third batch is replicated (new_edits=false) and gives each doc
 //     a known two-revision history; the others are new_edits=true and also
-//     set counter doc "cR" (R = k%4) to {"batch": k} and delete the first
-//     doc of batch k-1.
+//     set counter doc "cR" (R = k%4) to {"batch": k} with a new attachment
+//     and delete the first doc of batch k-1;
+//   - the second doc of a batch has an attachment of a few KB.
 //
 // So a batch that is there in part shows as a missing doc, a counter that
 // is behind, or a first doc of the previous batch that is alive. After each
@@ -60,6 +63,12 @@ func batchSize(k int) int        { return 1 + k%9 }
 func batchReplicated(k int) bool { return k%3 == 0 }
 func batchDocID(k, j int) string { return fmt.Sprintf("b%06d-%02d", k, j) }
 func counterID(k int) string     { return "c" + strconv.Itoa(k%4) }
+
+// attData is the content of a batch's attachment: a few KB that differ
+// per document and batch.
+func attData(id string, k int) []byte {
+	return []byte(strings.Repeat(fmt.Sprintf("%s@%d;", id, k), 100+k%300))
+}
 
 func crashHash(s string) string {
 	h := md5.Sum([]byte(s))
@@ -81,6 +90,9 @@ func batchDocs(k int, revOf func(id string) (string, error)) ([]*couchdoc.Doc, e
 		if batchReplicated(k) {
 			d.Rev, d.Revisions = replicatedRev(id)
 		}
+		if j == 1 {
+			d.Attachments = map[string]*couchdoc.Attachment{"att": {Name: "att", ContentType: "text/plain", Data: attData(id, k), RevPos: 2}}
+		}
 		docs = append(docs, d)
 	}
 	if batchReplicated(k) {
@@ -91,7 +103,8 @@ func batchDocs(k int, revOf func(id string) (string, error)) ([]*couchdoc.Doc, e
 	if err != nil {
 		return nil, err
 	}
-	docs = append(docs, &couchdoc.Doc{ID: c, Rev: rev, Body: json.RawMessage(fmt.Sprintf(`{"batch":%d}`, k))})
+	docs = append(docs, &couchdoc.Doc{ID: c, Rev: rev, Body: json.RawMessage(fmt.Sprintf(`{"batch":%d}`, k)),
+		Attachments: map[string]*couchdoc.Attachment{"c.bin": {Name: "c.bin", ContentType: "application/octet-stream", Data: attData(c, k)}}})
 	if k > 1 {
 		prev := batchDocID(k-1, 0)
 		rev, err := revOf(prev)
@@ -401,6 +414,11 @@ func verifyBatches(path string) (int, error) {
 			if want, _ := replicatedRev(id); batchReplicated(k) && d.Rev != want {
 				return 0, fmt.Errorf("doc %s has rev %s, want %s", id, d.Rev, want)
 			}
+			if j == 1 {
+				if err := checkAtt(ctx, db, id, "att", attData(id, k)); err != nil {
+					return 0, err
+				}
+			}
 		}
 	}
 	for r := 0; r < 4; r++ {
@@ -424,6 +442,9 @@ func verifyBatches(path string) (int, error) {
 		var b struct{ Batch int }
 		if err := json.Unmarshal(d.Body, &b); err != nil || b.Batch != want {
 			return 0, fmt.Errorf("counter %s is %s, want batch %d (batches 1..%d)", counterID(r), d.Body, want, n)
+		}
+		if err := checkAtt(ctx, db, counterID(r), "c.bin", attData(counterID(r), want)); err != nil {
+			return 0, err
 		}
 	}
 	return n, nil
@@ -454,6 +475,23 @@ func integrityCheck(path string) error {
 	}
 	if len(res) != 1 || res[0] != "ok" {
 		return fmt.Errorf("integrity_check: %v", res)
+	}
+	return nil
+}
+
+// checkAtt reads an attachment of a document's winner and compares it.
+func checkAtt(ctx context.Context, db *localdb.DB, id, name string, want []byte) error {
+	_, rc, err := db.OpenAttachment(ctx, id, "", name)
+	if err != nil {
+		return fmt.Errorf("attachment %s/%s: %w", id, name, err)
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err != nil {
+		return fmt.Errorf("attachment %s/%s: %w", id, name, err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("attachment %s/%s has %d bytes, want %d", id, name, len(got), len(want))
 	}
 	return nil
 }
