@@ -22,7 +22,8 @@ func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writ
 		n += len(m.revs)
 		if n >= r.opts.BulkGetSize || i == len(b.missing)-1 {
 			c := chunk
-			if err := r.retry(ctx, func() error { return r.fetchChunk(ctx, s, b, c, writes) }); err != nil {
+			handed := map[string]bool{} // revisions already written or queued, across attempts
+			if err := r.retry(ctx, func() error { return r.fetchChunk(ctx, s, b, c, handed, writes) }); err != nil {
 				return err
 			}
 			chunk, n = nil, 0
@@ -32,16 +33,22 @@ func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writ
 	return nil
 }
 
-// fetchChunk is one attempt at fetching and handing over a chunk. Its
-// counters are only added when the attempt succeeds.
-func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chunk []missingDoc, writes chan<- *writeUnit) error {
+// fetchChunk is one attempt at fetching and handing over a chunk.
+// Revisions are counted when handed over (to the writer, or written with
+// PutDoc); those handed over by an earlier attempt (listed in handed) are
+// skipped.
+func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chunk []missingDoc, handed map[string]bool, writes chan<- *writeUnit) error {
 	src, tgt := r.opts.Source, r.opts.Target
-	var st Stats
+	seen := 0
 	unit := &writeUnit{b: b}
 	flush := func() error {
 		if len(unit.docs) == 0 {
 			return nil
 		}
+		for _, d := range unit.docs {
+			handed[d.ID+"\x00"+d.Rev] = true
+		}
+		r.addStats(Stats{DocsRead: int64(len(unit.docs))})
 		b.refs.Add(1)
 		select {
 		case writes <- unit:
@@ -64,18 +71,24 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		if doc == nil {
 			return nil
 		}
-		st.DocsRead++
+		key := doc.ID + "\x00" + doc.Rev
+		if handed[key] {
+			return nil
+		}
+		seen++
 		if hasStreamedAttachments(doc) {
 			err := tgt.PutDoc(ctx, doc)
 			if err != nil {
 				if ctx.Err() != nil || IsTransient(err) {
 					return peerErr("target", tgt, "write document", err)
 				}
-				st.DocWriteFailures++
+				handed[key] = true
+				r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
 				r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr("target", tgt, "write document", err)})
 				return nil
 			}
-			st.DocsWritten++
+			handed[key] = true
+			r.addStats(Stats{DocsRead: 1, DocsWritten: 1})
 			s.written.Store(true)
 			return nil
 		}
@@ -98,12 +111,8 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		err := bg.BulkGet(ctx, reqs, fn)
 		switch {
 		case err == nil:
-			if err := flush(); err != nil {
-				return err
-			}
-			r.addStats(st)
-			return nil
-		case bulkGetUnsupported(err) && st.DocsRead == 0:
+			return flush()
+		case bulkGetUnsupported(err) && seen == 0:
 			r.noBulkGet.Store(true)
 		default:
 			return peerErr("source", src, "bulk_get", err)
@@ -115,11 +124,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			return peerErr("source", src, "open_revs", err)
 		}
 	}
-	if err := flush(); err != nil {
-		return err
-	}
-	r.addStats(st)
-	return nil
+	return flush()
 }
 
 // bulkGetUnsupported tells a peer without _bulk_get (404, 400, 405, 501).

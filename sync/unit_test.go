@@ -487,3 +487,28 @@ func TestSinceOverrideAndCheckpointInterval(t *testing.T) {
 		t.Fatalf("%d checkpoint writes", n)
 	}
 }
+
+// flakyFetch fails the first open_revs call after some documents went by.
+type flakyFetch struct {
+	*memPeer
+	failed atomic.Bool
+}
+
+func (p *flakyFetch) OpenRevs(ctx context.Context, id string, revs, attsSince []string, fn func(*couchdoc.Doc, error) error) error {
+	if id == "doc00007" && !p.failed.Swap(true) {
+		return &couchdoc.Error{Status: http.StatusServiceUnavailable, Name: "unavailable"}
+	}
+	return p.memPeer.OpenRevs(ctx, id, revs, attsSince, fn)
+}
+
+func TestFetchRetryDoesNotRewrite(t *testing.T) {
+	src, tgt := &flakyFetch{memPeer: newMemPeer("src")}, newMemPeer("tgt")
+	fill(src.memPeer, 20)
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, BulkDocsSize: 3, RetryDelay: time.Millisecond})
+	if err != nil || !src.failed.Load() {
+		t.Fatal(err)
+	}
+	if res.Stats.DocsWritten != 20 || res.Stats.DocsRead != 20 || tgt.leafCount() != 20 {
+		t.Fatalf("stats after a retried fetch %+v", res.Stats)
+	}
+}
