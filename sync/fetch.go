@@ -1,11 +1,13 @@
 package sync
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
 )
 
 // fetchBatch fetches the missing revisions of a batch from the source, in
@@ -65,7 +67,12 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			if IsTransient(revErr) {
 				return revErr
 			}
-			r.docFailure(DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)})
+			f := DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)}
+			var re *wire.RevError
+			if errors.As(revErr, &re) {
+				f.ID, f.Rev = cmp.Or(re.ID, f.ID), re.Rev
+			}
+			r.docFailure(f)
 			return nil
 		}
 		if doc == nil {
