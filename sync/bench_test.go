@@ -114,3 +114,45 @@ func BenchmarkPush10k(b *testing.B) { benchReplicate(b, pouchDBs(b), true) }
 
 func BenchmarkPull10kServer(b *testing.B) { benchReplicate(b, serverDBs(b), false) }
 func BenchmarkPush10kServer(b *testing.B) { benchReplicate(b, serverDBs(b), true) }
+
+// BenchmarkLocalToLocal replicates between two stores (no HTTP): the
+// replicator's own overhead, and whether its memory stays flat as the
+// database grows.
+func BenchmarkLocalToLocal(b *testing.B) {
+	for _, n := range []int{10000, 40000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			src := synctest.OpenStore(b, "src")
+			pad := strings.Repeat("x", 1000)
+			docs := make([]*couchdoc.Doc, 0, 1000)
+			for i := range n {
+				docs = append(docs, &couchdoc.Doc{ID: fmt.Sprintf("doc%06d", i), Body: []byte(fmt.Sprintf(`{"i":%d,"pad":%q}`, i, pad))})
+				if len(docs) == cap(docs) {
+					if _, err := src.BulkDocs(context.Background(), docs, true); err != nil {
+						b.Fatal(err)
+					}
+					docs = docs[:0]
+				}
+			}
+			var peak uint64
+			var elapsed time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dst := synctest.OpenStore(b, fmt.Sprintf("dst%d", i))
+				runtime.GC()
+				stop := peakHeap()
+				start := time.Now()
+				b.StartTimer()
+				res, err := sync.Replicate(context.Background(), sync.Options{Source: synctest.Local(src), Target: synctest.Local(dst)})
+				b.StopTimer()
+				elapsed += time.Since(start)
+				peak = max(peak, stop())
+				if err != nil || res.Stats.DocsWritten != int64(n) {
+					b.Fatalf("%v %+v", err, res)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "docs/s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
