@@ -49,12 +49,13 @@ func writeDocJSON(w io.Writer, doc *couchdoc.Doc) error {
 		writeJSONString(bw, a.ContentType)
 		bw.WriteString(`,"digest":`)
 		writeJSONString(bw, a.Digest)
-		bw.WriteString(`,"length":`)
-		writeJSONValue(bw, a.Length)
 		bw.WriteString(`,"revpos":`)
 		writeJSONValue(bw, a.RevPos)
 		switch {
 		case a.Stub:
+			// Stubs carry their length; inline data does not, as in CouchDB.
+			bw.WriteString(`,"length":`)
+			writeJSONValue(bw, a.Length)
 			bw.WriteString(`,"stub":true}`)
 			continue
 		case a.Body != nil:

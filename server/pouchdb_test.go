@@ -61,7 +61,7 @@ func httpDo(t *testing.T, method, u string, body string, hdr ...string) (int, []
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := testClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, u, err)
 	}
@@ -69,6 +69,9 @@ func httpDo(t *testing.T, method, u string, body string, hdr ...string) (int, []
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, b
 }
+
+// testClient bounds every request of these tests.
+var testClient = &http.Client{Timeout: 30 * time.Second}
 
 func mustDo(t *testing.T, want int, method, u, body string, hdr ...string) []byte {
 	t.Helper()
