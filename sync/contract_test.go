@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,13 +52,21 @@ func TestWrongCredentials(t *testing.T) {
 	u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/notes"
 	db := synctest.OpenStore(t, "local")
 	remote := synctest.Remote(t, u, nil)
-	_, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: remote, Target: synctest.Local(db)})
+	var events []string
+	onEvent := func(e sync.Event) {
+		b, _ := json.Marshal(e)
+		events = append(events, string(b))
+	}
+	_, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: remote, Target: synctest.Local(db), OnEvent: onEvent})
 	var pe *sync.PeerError
 	if !errors.As(err, &pe) || pe.Role != "source" || !errors.Is(err, couchdoc.ErrUnauthorized) {
 		t.Fatalf("err = %v", err)
 	}
 	if strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "credentials") {
 		t.Fatalf("error message %q", err)
+	}
+	if all := strings.Join(events, "\n"); len(events) == 0 || strings.Contains(all, "s3cret") || !strings.Contains(all, "unauthorized") {
+		t.Fatalf("events: %s", all)
 	}
 	if requests > 2 {
 		t.Fatalf("a 401 was retried: %d requests", requests)
