@@ -95,6 +95,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := db.Close(); err != nil {
 		return err
 	}
+	st.VmHWM = procStatusBytes(os.Getpid(), "VmHWM:")
 	line, _ := json.Marshal(st)
 	_, err = fmt.Fprintf(stdout, "%s\n", line)
 	return err

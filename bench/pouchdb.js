@@ -56,6 +56,12 @@ function parseArgs(argv) {
   return opts;
 }
 
+// vmHWM is the process's peak RSS, as the Go child reports its own.
+function vmHWM() {
+  const m = /VmHWM:\s+(\d+) kB/.exec(require('fs').readFileSync('/proc/self/status', 'utf8'));
+  return m ? parseInt(m[1], 10) * 1024 : 0;
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   const local = new PouchDB(opts.local, { adapter: opts.adapter });
@@ -87,6 +93,7 @@ async function main() {
     bytes_sent: stats.bytes_sent,
     bytes_received: stats.bytes_received,
     local_doc_count: info.doc_count,
+    vm_hwm_bytes: vmHWM(),
     adapter: info.adapter,
   };
   await local.close();

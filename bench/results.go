@@ -80,7 +80,8 @@ type Measure struct {
 	// MBPerSec is the dataset's bodies and attachment bytes per second
 	// (pull and push only).
 	MBPerSec float64 `json:"mb_per_sec,omitempty"`
-	// PeakRSS is the child process's peak resident set (wait4's Maxrss).
+	// PeakRSS is the process's peak resident set (VmHWM of
+	// /proc/self/status, reported by the process as it ends).
 	PeakRSS  int64 `json:"peak_rss_bytes"`
 	Requests int64 `json:"requests"`
 	// BytesSent and BytesReceived are socket bytes (headers included,

@@ -26,6 +26,9 @@ type childStats struct {
 	BytesSent     int64   `json:"bytes_sent"`
 	BytesReceived int64   `json:"bytes_received"`
 	Failures      int64   `json:"doc_write_failures"`
+	// VmHWM is the process's own peak RSS from /proc/self/status, read just
+	// before it exits.
+	VmHWM int64 `json:"vm_hwm_bytes"`
 	// Body bytes (after gzip decoding), from the couch client's own stats.
 	BodyBytesSent int64 `json:"body_bytes_sent,omitempty"`
 	BodyBytesRecv int64 `json:"body_bytes_received,omitempty"`
@@ -71,7 +74,12 @@ func runMeasured(ctx context.Context, cmd *exec.Cmd, docs int, verbose io.Writer
 	if st.Seconds > 0 {
 		m.DocsPerSec = float64(docs) / st.Seconds
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+	// The process reports its own VmHWM. wait4's ru_maxrss is no good
+	// here: Linux carries the pre-exec memory into it, and os/exec's vfork
+	// shares the harness's memory, so a small child reports the harness's
+	// RSS.
+	m.PeakRSS = st.VmHWM
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && m.PeakRSS == 0 {
 		m.PeakRSS = int64(ru.Maxrss) << 10 // kilobytes on Linux
 	}
 	m.CPUSeconds = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
