@@ -13,6 +13,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,7 +64,8 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 
 	// UUID is the server's uuid reported by GET /; default: the database's
-	// UUID in single-database mode, else a random one per process.
+	// UUID in single-database mode, else one made on first use and kept
+	// in DataDir/server.uuid.
 	UUID string
 
 	// Logger receives errors and one line per request (never credentials);
@@ -172,7 +176,7 @@ func (s *Server) serverUUID(r *http.Request) string {
 			return db.UUID()
 		}
 	}
-	s.uuidOnce.Do(func() { s.randUUID = newUUID() })
+	s.uuidOnce.Do(func() { s.randUUID = s.dataDirUUID() })
 	return s.randUUID
 }
 
@@ -181,4 +185,22 @@ func newUUID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// dataDirUUID reads DataDir/server.uuid, creating it on first use; if the
+// directory is not writable the uuid lasts for the process only.
+func (s *Server) dataDirUUID() string {
+	file := filepath.Join(s.cfg.DataDir, "server.uuid")
+	if b, err := os.ReadFile(file); err == nil {
+		if id := strings.TrimSpace(string(b)); len(id) == 32 {
+			return id
+		}
+	}
+	id := newUUID()
+	if err := os.MkdirAll(s.cfg.DataDir, 0o700); err == nil {
+		if err := os.WriteFile(file, []byte(id+"\n"), 0o600); err != nil {
+			s.log.Warn("cannot keep the server uuid", "err", err)
+		}
+	}
+	return id
 }
