@@ -177,3 +177,71 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	return sortedCopy(out)
 }
+
+// compareChangesOptions checks the feed's options against the full feed:
+// descending is the reverse, a limit keeps a prefix, doc_ids keeps those
+// rows in order, and include_docs with conflicts gives each row its
+// winning revision (a tombstone for a deleted document) and _conflicts.
+func (h *harness) compareChangesOptions() {
+	h.t.Helper()
+	read := func(opts localdb.ChangesOptions) []localdb.Change {
+		var rows []localdb.Change
+		if _, err := h.db.Changes(h.ctx, opts, func(c *localdb.Change) error {
+			rows = append(rows, *c)
+			return nil
+		}); err != nil {
+			h.fail(nil, "localdb Changes(%+v): %v", opts, err)
+		}
+		return rows
+	}
+	ids := func(rows []localdb.Change) []string {
+		var out []string
+		for _, r := range rows {
+			out = append(out, fmt.Sprintf("%s@%d", r.ID, r.Seq))
+		}
+		return out
+	}
+	full := read(localdb.ChangesOptions{IncludeDocs: true, Conflicts: true})
+	if len(full) == 0 {
+		return
+	}
+	var rev []localdb.Change
+	for i := len(full) - 1; i >= 0; i-- {
+		rev = append(rev, full[i])
+	}
+	if got := read(localdb.ChangesOptions{Descending: true}); join(ids(got)) != join(ids(rev)) {
+		h.fail(nil, "localdb Changes(descending): %v, want %v", ids(got), ids(rev))
+	}
+	n := 1 + h.rng.Intn(len(full))
+	if got := read(localdb.ChangesOptions{Limit: n}); join(ids(got)) != join(ids(full[:n])) {
+		h.fail(nil, "localdb Changes(limit=%d): %v, want %v", n, ids(got), ids(full[:n]))
+	}
+	pickIDs := map[string]bool{"never-there": true}
+	var want []localdb.Change
+	for _, r := range full {
+		if h.rng.Intn(3) == 0 {
+			pickIDs[r.ID] = true
+			want = append(want, r)
+		}
+	}
+	if got := read(localdb.ChangesOptions{DocIDs: sortedKeys(pickIDs)}); join(ids(got)) != join(ids(want)) {
+		h.fail(nil, "localdb Changes(doc_ids=%v): %v, want %v", sortedKeys(pickIDs), ids(got), ids(want))
+	}
+	for _, r := range full {
+		m := h.doc(r.ID)
+		w := m.winner()
+		if r.Doc == nil {
+			h.fail(m, "localdb Changes(include_docs): no doc in row %+v", r)
+		}
+		h.checkDoc(m, "localdb Changes(include_docs)", r.Doc, w, false)
+		var wantC []string
+		for _, l := range m.leaves()[1:] {
+			if !l.deleted && !w.deleted {
+				wantC = append(wantC, l.rev)
+			}
+		}
+		if join(sortedCopy(r.Doc.Conflicts)) != join(sortedCopy(wantC)) {
+			h.fail(m, "localdb Changes(include_docs, conflicts): _conflicts %v, want %v", r.Doc.Conflicts, wantC)
+		}
+	}
+}

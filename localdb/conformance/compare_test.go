@@ -37,6 +37,7 @@ func (h *harness) compare(final bool) {
 	h.compareRevsDiff()
 	h.compareChanges()
 	h.compareChangesSince()
+	h.compareChangesOptions()
 	h.compareAllDocs()
 }
 
