@@ -165,8 +165,9 @@ func (c *checkpointer) write(ctx context.Context, seq json.RawMessage, st Stats)
 	return nil
 }
 
-// put writes the log with rev; on a conflict (another writer, or a stale
-// rev) it re-reads the current rev once and tries again.
+// put writes the log with rev; on a conflict (another run of the same
+// replication, or a stale rev) it re-reads the current rev and tries again,
+// a few times.
 func (c *checkpointer) put(ctx context.Context, p Peer, log *ReplicationLog, rev string) (string, error) {
 	for attempt := 0; ; attempt++ {
 		log.Rev = rev
@@ -178,7 +179,7 @@ func (c *checkpointer) put(ctx context.Context, p Peer, log *ReplicationLog, rev
 		if err == nil {
 			return newRev, nil
 		}
-		if attempt > 0 || !errors.Is(err, couchdoc.ErrConflict) {
+		if attempt >= 3 || !errors.Is(err, couchdoc.ErrConflict) {
 			return "", err
 		}
 		cur, rerr := readLog(ctx, p, c.repID)

@@ -203,3 +203,24 @@ func TestSinceOverrideAndCheckpointInterval(t *testing.T) {
 		t.Fatalf("%d checkpoint writes", n)
 	}
 }
+
+// TestConcurrentRunsShareCheckpoints runs the same replication twice at
+// once: both must finish, their checkpoint writes racing on the same
+// _local documents.
+func TestConcurrentRunsShareCheckpoints(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 500)
+	opts := Options{Source: src, Target: tgt, BatchSize: 20}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := Replicate(context.Background(), opts); errs <- err }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tgt.leafCount() != 500 {
+		t.Fatalf("target has %d", tgt.leafCount())
+	}
+}
