@@ -37,6 +37,7 @@ type replication struct {
 	tracker   *seqTracker
 	remaining int64 // estimate of rows not yet read; -1 unknown
 	progress  bool  // the session transferred something
+	sinceUsed bool  // opts.Since started a session already
 
 	evMu      gosync.Mutex
 	noBulkGet atomic.Bool
@@ -107,8 +108,11 @@ func (r *replication) session(ctx context.Context) error {
 		return peerErr("target", tgt, "read checkpoint", err)
 	}
 	startSeq, history := compareLogs(srcLog, tgtLog)
-	if len(r.opts.Since) > 0 {
+	if len(r.opts.Since) > 0 && !r.sinceUsed {
+		// Only the first session: one back from offline resumes from
+		// the checkpoints it wrote.
 		startSeq = nonNull(r.opts.Since)
+		r.sinceUsed = true
 	}
 	s := &session{
 		emptyTarget: !r.opts.NoEmptyTargetShortcut && startSeq == nil && tgtLog == nil &&
