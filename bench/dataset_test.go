@@ -113,3 +113,18 @@ func TestDiffWinners(t *testing.T) {
 		t.Error("missing doc and different winner not seen")
 	}
 }
+
+func TestSameBytes(t *testing.T) {
+	a := &GenAtt{Size: 5000, seed: 1, index: 50}
+	if err := sameBytes(bytes.NewReader(a.Bytes()), a); err != nil {
+		t.Fatalf("identical bytes: %v", err)
+	}
+	bad := a.Bytes()
+	bad[4321] ^= 1
+	if err := sameBytes(bytes.NewReader(bad), a); err == nil {
+		t.Error("a flipped bit was not seen")
+	}
+	if err := sameBytes(bytes.NewReader(a.Bytes()[:4999]), a); err == nil {
+		t.Error("a short attachment was not seen")
+	}
+}

@@ -10,7 +10,7 @@ import (
 // verifyLocal checks that the local store at path holds the source's
 // documents: the same winners, the dataset's counts and conflicts, and
 // the store's own invariants.
-func verifyLocal(ctx context.Context, path, srcURL string, want *DatasetStats) error {
+func verifyLocal(ctx context.Context, path, srcURL string, ds *Dataset, want *DatasetStats) error {
 	db, err := localdb.Open(path, nil)
 	if err != nil {
 		return err
@@ -45,6 +45,21 @@ func verifyLocal(ctx context.Context, path, srcURL string, want *DatasetStats) e
 	}
 	if conflicts != want.Conflicted {
 		return fmt.Errorf("%d conflicted documents, want %d", conflicts, want.Conflicted)
+	}
+	for i := 0; i < ds.Count(); i++ {
+		if !ds.hasAttachment(i) {
+			continue
+		}
+		g := ds.Doc(i)
+		_, rc, err := db.OpenAttachment(ctx, g.ID, "", g.Att.Name)
+		if err != nil {
+			return fmt.Errorf("attachment %s/%s: %w", g.ID, g.Att.Name, err)
+		}
+		err = sameBytes(rc, g.Att)
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("attachment %s/%s: %w", g.ID, g.Att.Name, err)
+		}
 	}
 	return db.CheckInvariants(ctx)
 }
