@@ -32,6 +32,9 @@ func TestCrashRecovery(t *testing.T) {
 	kills := int(envOrFlag(0, crashKillsEnv))
 	if kills == 0 {
 		kills = 24
+		if testing.Short() {
+			kills = 6
+		}
 	}
 	seed := time.Now().UnixNano()
 	if s := envOrFlag(*seedFlag, "SETTEE_CONFORMANCE_SEED"); s != 0 {

@@ -49,6 +49,12 @@ func TestDifferential(t *testing.T) {
 	ops := int(envOrFlag(int64(*opsFlag), "SETTEE_CONFORMANCE_OPS"))
 	if ops == 0 {
 		ops = defaultOps
+		if testing.Short() {
+			ops = 200
+			if len(seeds) > 2 {
+				seeds = seeds[len(seeds)-2:]
+			}
+		}
 	}
 	srv := testpeer.PouchDB(t)
 	total := 0
