@@ -235,26 +235,27 @@ func RemoteDocCount(t testing.TB, dbURL string) (int64, int64) {
 	return info.DocCount, info.DocDelCount
 }
 
-// remoteDoc is a remote document as GET ?conflicts=true returns it.
-type remoteDoc struct {
+// RemoteDoc is a remote document as GET ?conflicts=true returns it.
+type RemoteDoc struct {
 	ID        string         `json:"_id"`
 	Rev       string         `json:"_rev"`
 	Conflicts []string       `json:"_conflicts"`
 	Deleted   bool           `json:"_deleted"`
 	Error     string         `json:"error"`
 	Reason    string         `json:"reason"`
-	Atts      map[string]att `json:"_attachments"`
+	Atts      map[string]Att `json:"_attachments"`
 }
 
-type att struct {
+// Att is an attachment stub of a RemoteDoc.
+type Att struct {
 	Digest string `json:"digest"`
 	Length int64  `json:"length"`
 }
 
 // RemoteGet reads a remote document with its conflicts.
-func RemoteGet(t testing.TB, dbURL, id string) (remoteDoc, int) {
+func RemoteGet(t testing.TB, dbURL, id string) (RemoteDoc, int) {
 	t.Helper()
-	var d remoteDoc
+	var d RemoteDoc
 	st := HTTP(t, "GET", dbURL+"/"+url.PathEscape(id)+"?conflicts=true", nil, &d)
 	return d, st
 }
