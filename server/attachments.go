@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -92,7 +93,22 @@ func currentDoc(r *http.Request, db *localdb.DB, id, rev string) (*couchdoc.Doc,
 	return doc, nil
 }
 
+// validateAttName checks an attachment name as CouchDB does.
+func validateAttName(name string) error {
+	if !utf8.ValidString(name) {
+		return badRequest("Attachment name is not UTF-8 encoded")
+	}
+	if strings.HasPrefix(name, "_") {
+		return badRequest("Attachment name '%s' starts with prohibited character '_'", name)
+	}
+	return nil
+}
+
 func (s *Server) putAttachment(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
+	if err := validateAttName(rt.att); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	rev, err := requestRev(r, "")
 	var doc *couchdoc.Doc
 	if err == nil {

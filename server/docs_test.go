@@ -155,6 +155,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"POST", "/db/_changes", `{`, "bad_request"},
 		{"PUT", "/db/_local/c", `[]`, "bad_request"},
 		{"PUT", "/db/doc/att?rev=bad", "bytes", "bad_request"},
+		{"PUT", "/db/doc/_att?rev=" + rev, "bytes", "bad_request"},
+		{"PUT", "/db/doc/%FF?rev=" + rev, "bytes", "bad_request"},
 		{"PUT", "/db/doc", "--x\r\n", "bad_request"},
 	}
 	for _, b := range bad {
