@@ -182,6 +182,16 @@ func TestEditOnDeletedDocument(t *testing.T) {
 			}
 		})
 	}
+	t.Run("delete naming the tombstone", func(t *testing.T) {
+		// CouchDB's DELETE opens the document first and answers 404
+		// deleted; through _bulk_docs the same write is a 409. Either
+		// refusal is CouchDB's; a new tombstone is not.
+		db, _, r2 := setup(t)
+		rev, err := db.Delete(bg, "d", r2)
+		if !errors.Is(err, couchdoc.ErrNotFound) && !errors.Is(err, couchdoc.ErrConflict) {
+			t.Errorf("Delete: rev %q, err %v; CouchDB answers 404 (DELETE) or 409 (_bulk_docs)", rev, err)
+		}
+	})
 	t.Run("live edit without rev recreates", func(t *testing.T) {
 		db, r1, r2 := setup(t)
 		rev, err := db.Put(bg, &couchdoc.Doc{ID: "d", Body: json.RawMessage(`{"v":3}`)})
