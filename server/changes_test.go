@@ -203,3 +203,30 @@ func TestChangesContinuous(t *testing.T) {
 		t.Fatalf("continuous with limit: %q", r.body)
 	}
 }
+
+// Heartbeats of a longpoll feed are newlines before and inside the JSON,
+// which stays valid.
+func TestChangesLongpollHeartbeat(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/db/_changes?feed=longpoll&since=0&heartbeat=5", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	if c, err := br.ReadByte(); err != nil || c != '\n' {
+		t.Fatalf("first byte %q, %v", c, err)
+	}
+	ts.putDoc("db", "x", map[string]any{})
+	var a changesAnswer
+	if err := json.NewDecoder(br).Decode(&a); err != nil {
+		t.Fatal(err)
+	}
+	if ids(a) != "x" || a.LastSeq != 1 {
+		t.Fatalf("longpoll with heartbeat: %+v", a)
+	}
+}

@@ -67,7 +67,7 @@ func Start(t testing.TB, cfg *server.Config) *Instance {
 }
 
 // CreateDB creates a database and returns its URL. With users configured,
-// it authenticates as the first of them in user.
+// pass the name and password to authenticate with: CreateDB(t, "db", "ann", "pw").
 func (i *Instance) CreateDB(t testing.TB, name string, user ...string) string {
 	t.Helper()
 	u := i.URL + "/" + name
