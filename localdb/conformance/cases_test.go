@@ -209,3 +209,38 @@ func TestEditOnDeletedDocument(t *testing.T) {
 		}
 	})
 }
+
+// TestStemmedHistory: with revs_limit 3 a five-revision history keeps its
+// last three revisions (couch_key_tree stem); the stemmed ones are
+// forgotten, so _revs_diff reports them missing, and one that arrives
+// again starts a tree of its own: it comes back as a conflict, as in
+// CouchDB.
+func TestStemmedHistory(t *testing.T) {
+	db := localdbtest.OpenWith(t, &localdb.Options{RevsLimit: 3})
+	replicate(t, db, "d", false, "5-e", "4-d", "3-c", "2-b", "1-a")
+	doc, err := db.Get(bg, "d", localdb.GetOptions{Revs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rev != "5-e" || doc.Revisions == nil || join(doc.Revisions.IDs) != "e,d,c" {
+		t.Fatalf("5-e: _revisions %+v, want e,d,c", doc.Revisions)
+	}
+	res, err := db.RevsDiff(bg, map[string][]string{"d": {"1-a", "2-b", "3-c", "5-e", "6-f"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res["d"]; join(sortedCopy(r.Missing)) != "1-a,2-b,6-f" || join(r.PossibleAncestors) != "5-e" {
+		t.Fatalf("revs_diff %+v, want missing [1-a 2-b 6-f], possible_ancestors [5-e]", r)
+	}
+	replicate(t, db, "d", false, "2-b", "1-a")
+	if got := leavesOf(t, db, "d"); join(got) != "2-b,5-e" {
+		t.Fatalf("leaves %v, want [2-b 5-e]", got)
+	}
+	doc, err = db.Get(bg, "d", localdb.GetOptions{Conflicts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Rev != "5-e" || join(doc.Conflicts) != "2-b" {
+		t.Fatalf("winner %s _conflicts %v, want 5-e and [2-b]", doc.Rev, doc.Conflicts)
+	}
+}

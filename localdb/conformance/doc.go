@@ -14,8 +14,9 @@
 //     is killed with SIGKILL at random moments, many times, and checks after
 //     every kill that the file is intact and every acknowledged batch is
 //     there whole, and no batch is there in part.
-//   - The Test...Ignored/Joining/EditOnDeleted cases pin CouchDB answers
-//     that no peer on this machine gives (pouchdb-server differs there).
+//   - The fixed cases (cases_test.go) pin CouchDB answers
+//     that no peer on this machine gives (pouchdb-server differs there,
+//     or has no revs_limit).
 //
 // Where pouchdb-server 4.2.0 answers differently from CouchDB 3 (each is
 // handled where it arises): integer seqs; JSON answers to open_revs; no
