@@ -33,6 +33,7 @@ func Run(t *testing.T, newDB Factory, caps Caps) {
 	t.Run("Push", func(t *testing.T) { testPush(t, newDB) })
 	t.Run("SyncBothWays", func(t *testing.T) { testSync(t, newDB) })
 	t.Run("ConflictsConverge", func(t *testing.T) { testConflicts(t, newDB) })
+	t.Run("DeleteVsEdit", func(t *testing.T) { testDeleteVsEdit(t, newDB) })
 	t.Run("Deletions", func(t *testing.T) { testDeletions(t, newDB, caps) })
 	t.Run("Attachments", func(t *testing.T) { testAttachments(t, newDB, caps) })
 	t.Run("Continuous", func(t *testing.T) { testContinuous(t, newDB) })
@@ -230,5 +231,30 @@ func testFilterSelector(t *testing.T, newDB Factory, caps Caps) {
 	info, _ := db.Info(context.Background())
 	if res.Stats.DocsWritten != 10 || info.DocCount != 10 {
 		t.Fatalf("selector pull wrote %d, store has %d", res.Stats.DocsWritten, info.DocCount)
+	}
+}
+
+// testDeleteVsEdit: a document deleted on one device and edited on the
+// other converges to the edit everywhere (a live leaf beats a tombstone),
+// with no live conflict left.
+func testDeleteVsEdit(t *testing.T, newDB Factory) {
+	u := newDB(t)
+	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	r1 := Put(t, a, "doc", "", `{"v":0}`)
+	syncBoth(t, Local(a), Remote(t, u, nil))
+	syncBoth(t, Local(b), Remote(t, u, nil))
+	if _, err := a.Delete(context.Background(), "doc", r1); err != nil {
+		t.Fatal(err)
+	}
+	edit := Put(t, b, "doc", r1, `{"v":"edited"}`)
+	for range 2 {
+		syncBoth(t, Local(a), Remote(t, u, nil))
+		syncBoth(t, Local(b), Remote(t, u, nil))
+	}
+	wa, ca := leaves(t, a, "doc")
+	wb, cb := leaves(t, b, "doc")
+	rd, _ := RemoteGet(t, u, "doc")
+	if wa != edit || wb != edit || rd.Rev != edit || len(ca)+len(cb)+len(rd.Conflicts) != 0 {
+		t.Fatalf("a %s %v, b %s %v, remote %s %v; want %s everywhere", wa, ca, wb, cb, rd.Rev, rd.Conflicts, edit)
 	}
 }
