@@ -185,3 +185,69 @@ func sortStrings(s []string) {
 		}
 	}
 }
+
+// open_revs and _bulk_get stream attachment bytes in multipart/mixed
+// answers, and only those newer than atts_since.
+func TestMultipartMixedWithAttachments(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	big := bytes.Repeat([]byte("xyz"), 200000)
+	rev1 := ts.must(201, "PUT", "/db/d/big", big, "Content-Type", "application/octet-stream").json(t)["rev"].(string)
+	rev2 := ts.must(201, "PUT", "/db/d/small?rev="+rev1, "tiny", "Content-Type", "text/plain").json(t)["rev"].(string)
+
+	read := func(r resp) map[string][]byte {
+		t.Helper()
+		got := map[string][]byte{}
+		err := wire.ReadDocs(bytes.NewReader(r.body), r.header.Get("Content-Type"), func(doc *couchdoc.Doc, revErr error) error {
+			if revErr != nil {
+				return revErr
+			}
+			for name, a := range doc.Attachments {
+				switch {
+				case a.Stub:
+					got[name] = nil
+				case a.Body != nil:
+					got[name], _ = io.ReadAll(a.Body)
+				default:
+					got[name] = a.Data
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return got
+	}
+	r := ts.must(200, "GET", "/db/d?open_revs=all&revs=true&attachments=true", nil, "Accept", "multipart/mixed")
+	got := read(r)
+	if !bytes.Equal(got["big"], big) || string(got["small"]) != "tiny" {
+		t.Fatalf("open_revs multipart: big %d bytes, small %q", len(got["big"]), got["small"])
+	}
+	r = ts.must(200, "GET", `/db/d?open_revs=["`+rev2+`"]&revs=true&atts_since=["`+rev1+`"]`, nil, "Accept", "multipart/mixed")
+	got = read(r)
+	if got["big"] != nil || string(got["small"]) != "tiny" {
+		t.Fatalf("atts_since: big %d bytes, small %q", len(got["big"]), got["small"])
+	}
+	body := map[string]any{"docs": []map[string]any{{"id": "d", "rev": rev2, "atts_since": []string{rev1}}}}
+	r = ts.must(200, "POST", "/db/_bulk_get?revs=true&attachments=true", body, "Accept", "multipart/mixed")
+	got = read(r)
+	if got["big"] != nil || string(got["small"]) != "tiny" {
+		t.Fatalf("_bulk_get atts_since: big %d bytes, small %q", len(got["big"]), got["small"])
+	}
+	body = map[string]any{"docs": []map[string]any{{"id": "d", "rev": rev2}}}
+	r = ts.must(200, "POST", "/db/_bulk_get?revs=true&attachments=true", body)
+	got = map[string][]byte{}
+	err := wire.ReadBulkGet(bytes.NewReader(r.body), func(doc *couchdoc.Doc, revErr error) error {
+		if revErr != nil {
+			return revErr
+		}
+		for name, a := range doc.Attachments {
+			got[name] = a.Data
+		}
+		return nil
+	})
+	if err != nil || !bytes.Equal(got["big"], big) || string(got["small"]) != "tiny" {
+		t.Fatalf("_bulk_get JSON: big %d bytes", len(got["big"]))
+	}
+}
