@@ -347,3 +347,26 @@ func normalize(e pouchEntry) pouchEntry {
 	}
 	return e
 }
+
+// PouchDB replicates with a server that has users: refused anonymously,
+// accepted with basic auth and with an AuthSession cookie.
+func TestPouchDBAuth(t *testing.T) {
+	inst := servertest.Start(t, &server.Config{Users: map[string]string{"ann": "pw-ann"}})
+	db := inst.CreateDB(t, "authdb", "ann", "pw-ann")
+	out := nodeScript(t, "pouchdb-auth.js", db, "ann", "pw-ann")
+	var res struct {
+		Anonymous  any
+		BasicPush  int
+		Login      int
+		CookieName string
+		CookiePull int
+		PulledIDs  []string
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Anonymous != 401.0 || res.BasicPush != 1 || res.Login != 200 || res.CookieName != "AuthSession" ||
+		res.CookiePull != 1 || strings.Join(res.PulledIDs, ",") != "from-pouch" {
+		t.Fatalf("pouchdb with auth: %s", out)
+	}
+}
