@@ -251,7 +251,8 @@ type attReader struct {
 	db     *DB
 	digest string
 	idx    int
-	buf    []byte
+	buf    []byte // unread part of store
+	store  []byte
 	done   bool
 	closed bool
 }
@@ -264,21 +265,37 @@ func (r *attReader) Read(p []byte) (int, error) {
 		if r.done {
 			return 0, io.EOF
 		}
-		var data []byte
-		err := r.db.reader.QueryRowContext(r.ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", r.digest, r.idx).Scan(&data)
-		if errors.Is(err, sql.ErrNoRows) {
-			r.done = true
-			continue
+		if err := r.next(); err != nil {
+			return 0, err
 		}
-		if err != nil {
-			return 0, fmt.Errorf("read attachment chunk: %w", err)
-		}
-		r.idx++
-		r.buf = data
 	}
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
 	return n, nil
+}
+
+// next reads the next chunk into the reader's own buffer.
+func (r *attReader) next() error {
+	rows, err := r.db.reader.QueryContext(r.ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", r.digest, r.idx)
+	if err != nil {
+		return fmt.Errorf("read attachment chunk: %w", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("read attachment chunk: %w", err)
+		}
+		r.done = true
+		return nil
+	}
+	var raw sql.RawBytes
+	if err := rows.Scan(&raw); err != nil {
+		return fmt.Errorf("read attachment chunk: %w", err)
+	}
+	r.store = append(r.store[:0], raw...)
+	r.buf = r.store
+	r.idx++
+	return nil
 }
 
 func (r *attReader) Close() error {

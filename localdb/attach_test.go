@@ -79,7 +79,7 @@ func TestAttachmentsInlineStubsAndRevpos(t *testing.T) {
 
 func TestAttachmentStreamedLargeAndDigestMismatch(t *testing.T) {
 	db := open(t)
-	big := make([]byte, 3<<20+17)
+	big := make([]byte, 1<<20+17) // several chunks
 	rand.New(rand.NewSource(1)).Read(big)
 	r1, err := db.Put(bg, &couchdoc.Doc{ID: "big", Attachments: map[string]*couchdoc.Attachment{
 		"blob": {ContentType: "application/octet-stream", Body: bytes.NewReader(big), Digest: digest(big), Length: int64(len(big))},
@@ -175,5 +175,27 @@ func TestCompactDropsOldBodies(t *testing.T) {
 	doc, err := db.Get(bg, "d", localdb.GetOptions{Revs: true, RevsInfo: true})
 	if err != nil || doc.Rev != r2 || len(doc.Revisions.IDs) != 2 || doc.RevsInfo[1].Status != "missing" {
 		t.Fatalf("after compact %+v %v", doc, err)
+	}
+}
+
+func TestCompactStemsToLoweredLimit(t *testing.T) {
+	db := open(t)
+	rev := ""
+	for i := 0; i < 5; i++ {
+		rev = put(t, db, "d", rev, `{}`)
+	}
+	info, _ := db.Info(bg)
+	if err := db.SetRevsLimit(bg, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(bg); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := db.Get(bg, "d", localdb.GetOptions{Revs: true})
+	if doc.Rev != rev || len(doc.Revisions.IDs) != 2 {
+		t.Fatalf("after compact: %s %+v", doc.Rev, doc.Revisions)
+	}
+	if info2, _ := db.Info(bg); info2.UpdateSeq != info.UpdateSeq {
+		t.Fatalf("compaction changed the update seq")
 	}
 }

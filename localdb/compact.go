@@ -7,8 +7,9 @@ import (
 	"github.com/settee/settee/localdb/revtree"
 )
 
-// Compact drops the bodies of revisions that are not leaves and the
-// attachment content no revision references any more, in small write
+// Compact stems every document to the current revs limit, drops the bodies
+// of revisions that are not leaves and the attachment content no revision
+// references any more, in small write
 // transactions so other writers are not held up for long. The revision
 // trees (ids and history) are kept.
 func (db *DB) Compact(ctx context.Context) error {
@@ -43,6 +44,13 @@ func (db *DB) Compact(ctx context.Context) error {
 				t, err := revtree.Unmarshal(it.tree)
 				if err != nil {
 					return fmt.Errorf("compact doc %d: %w", it.docID, err)
+				}
+				if removed := t.Stem(db.RevsLimit()); removed != nil {
+					// A lowered revs limit applies here too, as in CouchDB's
+					// compaction; the winner and the feed do not change.
+					if _, err := w.tx.ExecContext(ctx, "UPDATE docs SET tree = ? WHERE doc_id = ?", t.Marshal(), it.docID); err != nil {
+						return err
+					}
 				}
 				have, err := storedRevs(ctx, w.tx, it.docID)
 				if err != nil {

@@ -81,7 +81,7 @@ func TestConcurrent(t *testing.T) {
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	var wg gosync.WaitGroup
-	const writers, per = 4, 25
+	const writers, per = 4, 12
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
@@ -122,7 +122,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := 0; i < 30; i++ {
+			for i := 0; i < 10; i++ {
 				db.AllDocs(ctx, localdb.AllDocsOptions{IncludeDocs: true}, func(*localdb.AllDocsRow) error { return nil })
 				db.RevsDiff(ctx, map[string][]string{"shared": {"1-1", "2-2"}})
 			}
