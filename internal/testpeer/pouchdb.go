@@ -94,7 +94,9 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	out := &bytes.Buffer{}
 	cmd.Stdout = out
 	cmd.Stderr = out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig stops the server even when the test binary dies without
+	// running its cleanups (a test timeout, a SIGKILL).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
