@@ -75,6 +75,10 @@ func TestChangesNormal(t *testing.T) {
 	if a := ts.changes("POST", `/db/_changes?filter=_selector`, sel); ids(a) != "a" {
 		t.Fatalf("_selector: %+v", a)
 	}
+	ts.putDoc("db", "_design/dd", map[string]any{})
+	if a := ts.changes("GET", `/db/_changes?filter=_design`, nil); ids(a) != "_design/dd" {
+		t.Fatalf("_design: %+v", a)
+	}
 	sel = map[string]any{"selector": map[string]any{"_deleted": true}}
 	if a := ts.changes("POST", `/db/_changes?filter=_selector`, sel); ids(a) != "c" {
 		t.Fatalf("_selector on tombstones: %+v", a)

@@ -77,6 +77,17 @@ var sameAnswersScript = []step{
 	{method: "GET", path: "/sa/d4", cmp: "json"},
 	{method: "GET", path: "/sa/d4?attachments=true", cmp: "json"},
 	{method: "GET", path: "/sa/d4/t.txt", cmp: "status"},
+	{method: "PUT", path: "/sa/_design/dd?new_edits=false", body: `{"_rev":"1-d1","views":{}}`, couch: putNoEdits("_design/dd", "1-d1")},
+	{method: "GET", path: "/sa/_design/dd", cmp: "json"},
+	{method: "PUT", path: "/sa/a%2Fb%20%C3%BC?new_edits=false", body: `{"_rev":"1-ab","x":1}`, couch: putNoEdits("a/b ü", "1-ab")},
+	{method: "GET", path: "/sa/a%2Fb%20%C3%BC", cmp: "json"},
+	{method: "GET", path: "/sa/a%2Fb%20%C3%BC?open_revs=all", cmp: "set"},
+	{method: "GET", path: `/sa/_all_docs?startkey="a"&endkey="d2"`, cmp: "json"},
+	{method: "GET", path: `/sa/_all_docs?descending=true&limit=2&skip=1`, cmp: "json"},
+	// Not asked of pouchdb-server 4.2.0: filter=_design (404) and a
+	// descending feed (crashes it); see changes_test.go.
+	{method: "POST", path: "/sa/_bulk_docs", body: `{"docs":[{"_id":"d1","_rev":"1-abc","a":9}]}`, cmp: "json"},
+	{method: "PUT", path: "/sa/d1", body: `{"_rev":"1-abc","a":9}`, cmp: "error"},
 	// CouchDB refuses a DELETE without rev; pouchdb-server deletes.
 	{method: "DELETE", path: "/sa/d1", couch: &couchAnswer{409, `{"error":"conflict"}`, "pouchdb-server deletes without a rev"}},
 	{method: "DELETE", path: "/sa", cmp: "json"},
