@@ -199,3 +199,38 @@ func TestCompactStemsToLoweredLimit(t *testing.T) {
 		t.Fatalf("compaction changed the update seq")
 	}
 }
+
+// CouchDB digests compressible attachments after gzipping them, so a
+// replicated attachment's stated digest may not be the md5 of its bytes:
+// replicated writes accept that (keeping their own md5) but still check the
+// length; local edits are strict. Stubs match by name and revpos.
+func TestReplicatedDigestFromCouchDB(t *testing.T) {
+	db := open(t)
+	data := []byte("some text")
+	couchDigest := "md5-cCkGbCesb17xjWYNV0GXmg==" // not the md5 of data
+	d := replDoc(t, "d", false, `{}`, "1-a")
+	d.Attachments = map[string]*couchdoc.Attachment{"t.txt": {ContentType: "text/plain", Body: bytes.NewReader(data), Digest: couchDigest, Length: int64(len(data)), RevPos: 1}}
+	bad := replDoc(t, "e", false, `{}`, "1-a")
+	bad.Attachments = map[string]*couchdoc.Attachment{"t.txt": {Body: bytes.NewReader(data), Length: 99, RevPos: 1}}
+	res, err := db.BulkDocs(bg, []*couchdoc.Doc{d, bad}, false)
+	if err != nil || !res[0].OK || res[1].Error != "bad_request" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	doc, _ := db.Get(bg, "d", localdb.GetOptions{Attachments: true})
+	if a := doc.Attachments["t.txt"]; a.Digest != digest(data) || !bytes.Equal(a.Data, data) {
+		t.Fatalf("attachment %+v", a)
+	}
+	// A later revision's stub (by name, same revpos) resolves.
+	d2 := replDoc(t, "d", false, `{"v":2}`, "2-b", "1-a")
+	d2.Attachments = map[string]*couchdoc.Attachment{"t.txt": {Stub: true, Digest: couchDigest, RevPos: 1}}
+	// A stub claiming newer content (revpos 3) than we hold does not.
+	d3 := replDoc(t, "d", false, `{"v":3}`, "3-c", "2-b", "1-a")
+	d3.Attachments = map[string]*couchdoc.Attachment{"t.txt": {Stub: true, Digest: couchDigest, RevPos: 3}}
+	res, err = db.BulkDocs(bg, []*couchdoc.Doc{d2, d3}, false)
+	if err != nil || !res[0].OK || res[1].Error != "missing_stub" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// Local edits are strict about digests.
+	_, err = db.Put(bg, &couchdoc.Doc{ID: "f", Attachments: map[string]*couchdoc.Attachment{"x": {Data: data, Digest: couchDigest}}})
+	wantErr(t, err, couchdoc.ErrDigestMismatch)
+}

@@ -59,7 +59,11 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // document's tree as replication does (CouchDB's new_edits=false); a
 // revision that is already stored changes nothing. Unlike CouchDB, which
 // only lists failures for new_edits=false, every document gets a result:
-// OK with its rev on success. The returned error is for the batch as a
+// OK with its rev on success. Replicated attachments: a stub names an
+// attachment (same name, revpos not newer) of the nearest stored ancestor,
+// else ErrMissingStub; bytes whose stated md5 digest differs from ours are
+// accepted (CouchDB digests gzipped bytes) and stored under our digest, but
+// a wrong length is ErrDigestMismatch. The returned error is for the batch as a
 // whole (I/O, closed database); per-document errors are in the results.
 func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool) ([]couchdoc.DocResult, error) {
 	results := make([]couchdoc.DocResult, len(docs))
