@@ -49,6 +49,7 @@ type progress struct {
 	lastDraw time.Time
 	drawn    bool // a status line is on screen
 	rates    map[string]*rateSample
+	offline  map[string]bool // directions reported offline
 }
 
 func newProgress(w io.Writer, dir string, continuous, jsonOut bool) *progress {
@@ -137,12 +138,7 @@ func (p *progress) OnEvent(ev sync.Event) {
 		}
 		_ = writeLine(p.w, j)
 	case modePlain:
-		changed := ev.Kind == sync.EventState && (!seen || prev.State != ev.State)
-		if changed && (p.cont || ev.State == sync.StateOffline) && ev.State != sync.StateStopped {
-			line := fmt.Sprintf("%s%s", dirPrefix(ev.Replication), ev.State)
-			if ev.Err != nil {
-				line += ": " + oneLine(scrub(ev.Err.Error()))
-			}
+		if line, ok := p.stateLine(ev, prev, seen); ok {
 			fmt.Fprintln(p.w, line)
 		}
 	case modeTTY:
@@ -155,6 +151,46 @@ func (p *progress) OnEvent(ev sync.Event) {
 		}
 		p.draw()
 	}
+}
+
+// stateLine is the plain-mode line of a state change, if it deserves one:
+// a continuous replication reports its states, a one-shot one only going
+// offline. A replication retrying while offline goes through "starting"
+// and "offline" again at each attempt; that is reported once.
+func (p *progress) stateLine(ev, prev sync.Event, seen bool) (string, bool) {
+	if ev.Kind != sync.EventState || seen && prev.State == ev.State || ev.State == sync.StateStopped {
+		return "", false
+	}
+	if p.offline == nil {
+		p.offline = map[string]bool{}
+	}
+	wasOffline := p.offline[ev.Replication]
+	switch ev.State {
+	case sync.StateOffline:
+		p.offline[ev.Replication] = true
+		if wasOffline {
+			return "", false
+		}
+		reason := unreachableReason(ev.Err)
+		if reason == "" && ev.Err != nil {
+			reason = oneLine(scrub(ev.Err.Error()))
+		}
+		return fmt.Sprintf("%soffline (%s); retrying until Ctrl-C", dirPrefix(ev.Replication), reason), true
+	case sync.StateStarting:
+		if wasOffline {
+			return "", false
+		}
+	default:
+		p.offline[ev.Replication] = false
+	}
+	if !p.cont {
+		return "", false
+	}
+	line := dirPrefix(ev.Replication) + string(ev.State)
+	if ev.Err != nil {
+		line += ": " + oneLine(scrub(ev.Err.Error()))
+	}
+	return line, true
 }
 
 func dirPrefix(dir string) string {
@@ -275,7 +311,7 @@ func (p *progress) finish(dir string, res *sync.Result, err error) {
 		return // the one-line error on stderr says it all
 	}
 	verb := "done"
-	if err != nil {
+	if err != nil || p.cont {
 		verb = "stopped"
 	}
 	line := fmt.Sprintf("%s %s: %d docs written", dir, verb, stats.DocsWritten)

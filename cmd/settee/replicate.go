@@ -197,7 +197,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	// Check the remote first, so a wrong URL or password fails at once
 	// (rather than after the retries of every step) and before a local
 	// store is created for nothing.
-	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil {
+	// A continuous replication started offline waits for the remote
+	// instead (it reports the "offline" state and retries with backoff).
+	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil && !(f.continuous && exitCode(err) == exitUnreachable) {
 		err = explain(dir, rem, remotePeer.String(), err, nil)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
