@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/sync"
 )
 
 func TestParseFlagsInterleaved(t *testing.T) {
@@ -105,5 +108,31 @@ func TestDBNameOf(t *testing.T) {
 		if got := dbNameOf(in); got != want {
 			t.Errorf("dbNameOf(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestStateLines(t *testing.T) {
+	p := newProgress(io.Discard, "sync", true, false)
+	refused := &url.Error{Op: "Get", URL: "http://h/db", Err: syscall.ECONNREFUSED}
+	var got []string
+	for _, ev := range []sync.Event{
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateStarting},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateOffline, Err: refused},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateStarting},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateOffline, Err: refused},
+		{Kind: sync.EventProgress, Replication: "pull", State: sync.StateOffline},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateActive},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateIdle},
+		{Kind: sync.EventState, Replication: "pull", State: sync.StateStopped},
+	} {
+		prev, seen := p.last[ev.Replication]
+		p.last[ev.Replication] = ev
+		if line, ok := p.stateLine(ev, prev, seen); ok {
+			got = append(got, line)
+		}
+	}
+	want := "pull: starting|pull: offline (connection refused); retrying until Ctrl-C|pull: active|pull: idle"
+	if strings.Join(got, "|") != want {
+		t.Errorf("state lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
 	}
 }
