@@ -1,7 +1,6 @@
 package mobile
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	gosync "sync"
@@ -51,49 +50,3 @@ func logf(level int64, format string, args ...any) {
 	defer func() { _ = recover() }()
 	l.Log(level, fmt.Sprintf(format, args...))
 }
-
-// slogHandler forwards slog records of the Go packages underneath (the
-// replicator) to the app's Logger.
-type slogHandler struct {
-	attrs []slog.Attr
-	group string
-}
-
-func (h *slogHandler) Enabled(_ context.Context, lvl slog.Level) bool {
-	logMu.RLock()
-	defer logMu.RUnlock()
-	return appLog != nil && int64(lvl) >= minLevel
-}
-
-func (h *slogHandler) Handle(_ context.Context, r slog.Record) error {
-	msg := r.Message
-	add := func(a slog.Attr) bool {
-		key := a.Key
-		if h.group != "" {
-			key = h.group + "." + key
-		}
-		msg += " " + key + "=" + a.Value.String()
-		return true
-	}
-	for _, a := range h.attrs {
-		add(a)
-	}
-	r.Attrs(add)
-	logf(int64(r.Level), "%s", msg)
-	return nil
-}
-
-func (h *slogHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &slogHandler{attrs: append(append([]slog.Attr(nil), h.attrs...), attrs...), group: h.group}
-}
-
-func (h *slogHandler) WithGroup(name string) slog.Handler {
-	g := name
-	if h.group != "" {
-		g = h.group + "." + name
-	}
-	return &slogHandler{attrs: h.attrs, group: g}
-}
-
-// slogger is the *slog.Logger handed to the Go packages underneath.
-var slogger = slog.New(&slogHandler{})

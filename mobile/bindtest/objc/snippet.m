@@ -1,5 +1,6 @@
 // Calls the Objective-C API of package mobile the way an iOS app would;
-// scripts/mobile-check type-checks it against the generated headers.
+// scripts/mobile-check type-checks it against the generated headers (it is
+// compiled, not run: there is no iOS runtime here).
 #import <Foundation/Foundation.h>
 #import "Mobile.objc.h"
 
@@ -8,12 +9,87 @@
 
 @implementation SnippetLogger
 - (void)log:(int64_t)level message:(NSString *)message {
-	NSLog(@"%lld %@", (long long)level, message);
+	NSLog(@"settee %lld: %@", (long long)level, message);
 }
 @end
 
-void snippetUse(void) {
-	NSString *v = MobileVersion;
-	(void)v;
+@interface SnippetListener : NSObject <MobileChangeListener, MobileReplicatorListener>
+@end
+
+@implementation SnippetListener
+- (void)onChange:(NSString *)changeJSON {
+	NSLog(@"changed: %@", changeJSON);
+}
+- (void)onStatus:(MobileReplicatorStatus *)status {
+	NSLog(@"%@: %lld written, error %@", status.state, (long long)status.docsWritten, status.lastError);
+}
+- (void)onDocumentError:(NSString *)docID rev:(NSString *)rev message:(NSString *)message {
+	NSLog(@"%@ %@: %@", docID, rev, message);
+}
+@end
+
+@interface SnippetResolver : NSObject <MobileConflictResolver>
+@end
+
+@implementation SnippetResolver
+- (NSString *)resolve:(NSString *)docID leavesJSON:(NSString *)leavesJSON error:(NSError **)error {
+	return @""; // keep the conflict
+}
+@end
+
+@interface SnippetTokens : NSObject <MobileTokenProvider>
+@end
+
+@implementation SnippetTokens
+- (NSString *)token:(NSError **)error {
+	return @"token";
+}
+@end
+
+int snippetUse(NSString *path) {
 	MobileSetLogger([[SnippetLogger alloc] init], MobileLevelInfo);
+	NSError *err = nil;
+	MobileDatabase *db = MobileOpen(path, &err);
+	if (db == nil) {
+		NSLog(@"open: %@", err.localizedDescription);
+		return 1;
+	}
+	NSString *rev = [db put:@"{\"_id\":\"a\",\"n\":1}" error:&err];
+	NSString *doc = [db get:@"a" error:&err];
+	NSLog(@"%@ %@ %@", rev, doc, MobileVersion);
+	NSData *bytes = [@"hi" dataUsingEncoding:NSUTF8StringEncoding];
+	rev = [db putAttachment:@"a" rev:rev name:@"hi.txt" contentType:@"text/plain" data:bytes error:&err];
+	MobileAttachmentReader *r = [db openAttachment:@"a" rev:@"" name:@"hi.txt" error:&err];
+	for (NSData *chunk = [r read:65536 error:&err]; chunk.length > 0; chunk = [r read:65536 error:&err]) {
+		NSLog(@"%lu bytes", (unsigned long)chunk.length);
+	}
+	[r close:&err];
+
+	SnippetListener *l = [[SnippetListener alloc] init];
+	int64_t token = 0;
+	if (![db addChangeListener:l token:&token error:&err]) {
+		return 1;
+	}
+	int64_t resolved = 0;
+	[db resolveConflicts:[[SnippetResolver alloc] init] resolved:&resolved error:&err];
+	NSLog(@"%@ %lld", [db conflicts:&err], (long long)resolved);
+
+	MobileReplicatorConfig *cfg = [[MobileReplicatorConfig alloc] init:@"https://couch.example.com/mydb"];
+	cfg.direction = @"both";
+	cfg.continuous = YES;
+	cfg.tokens = [[SnippetTokens alloc] init];
+	cfg.docIDs = @"[\"a\",\"b\"]";
+	MobileReplicator *rep = MobileNewReplicator(db, cfg, &err);
+	[rep setListener:l];
+	[rep setConflictResolver:[[SnippetResolver alloc] init]];
+	if (![rep start:&err]) {
+		return 1;
+	}
+	[rep setNetworkAvailable:NO];
+	MobileReplicatorStatus *st = [rep status];
+	NSLog(@"%@ %lld", st.state, (long long)st.pending);
+	[rep stop:&err];
+	[db removeChangeListener:token];
+	[db delete:@"a" rev:rev error:&err];
+	return [db close:&err] ? 0 : 1;
 }

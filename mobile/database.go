@@ -1,0 +1,183 @@
+package mobile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	gosync "sync"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// errClosed is returned by calls on a closed Database, and on a Database
+// the app constructed itself instead of calling Open.
+var errClosed = errors.New("settee: database is closed")
+
+// Database is an open local store. Its methods are safe to call from any
+// thread. Errors from the store keep CouchDB's wording: their message
+// starts with the CouchDB error name ("not_found: ...", "conflict: ...",
+// "bad_request: ..."), which is what an app can branch on.
+type Database struct {
+	db     *localdb.DB
+	ctx    context.Context // cancelled by Close: stops listeners and replicators
+	cancel context.CancelFunc
+	wg     gosync.WaitGroup // goroutines the Database owns
+
+	mu          gosync.Mutex
+	closed      bool
+	listeners   map[int64]ChangeListener
+	nextToken   int64
+	watchCancel context.CancelFunc // the change watcher, while listeners exist
+	replicators map[*Replicator]struct{}
+}
+
+// Open opens the store at path, creating the file if it is missing. On
+// Android pass a path under Context.getFilesDir(), on iOS one under the
+// app's Application Support directory.
+func Open(path string) (d *Database, err error) {
+	defer recoverTo(&err)
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	logf(LevelInfo, "opened %s", path)
+	return &Database{
+		db: db, ctx: ctx, cancel: cancel,
+		listeners:   map[int64]ChangeListener{},
+		replicators: map[*Replicator]struct{}{},
+	}, nil
+}
+
+// Close stops the Database's replicators and change listeners, waits for
+// them, and closes the store. Closing twice is a no-op. Do not call it from
+// inside a callback of this Database (it waits for the callbacks to end).
+func (d *Database) Close() (err error) {
+	defer recoverTo(&err)
+	d.mu.Lock()
+	if d.closed || d.db == nil {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	reps := make([]*Replicator, 0, len(d.replicators))
+	for r := range d.replicators {
+		reps = append(reps, r)
+	}
+	d.mu.Unlock()
+	for _, r := range reps {
+		r.stop()
+	}
+	d.cancel()
+	d.wg.Wait()
+	return d.db.Close()
+}
+
+// check returns ErrClosed after Close.
+func (d *Database) check() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.db == nil {
+		return errClosed
+	}
+	return nil
+}
+
+// Path returns the store's file path.
+func (d *Database) Path() string {
+	defer recoverLog("Path")
+	if d.check() != nil {
+		return ""
+	}
+	return d.db.Path()
+}
+
+// Info returns the database's summary as CouchDB's GET /{db} JSON:
+// {"doc_count":N,"doc_del_count":N,"update_seq":N,"uuid":"..."}.
+func (d *Database) Info() (infoJSON string, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	info, err := d.db.Info(d.ctx)
+	if err != nil {
+		return "", err
+	}
+	return marshal(info)
+}
+
+// Put writes a document given as CouchDB JSON. It must carry "_id"; to
+// update, it carries the "_rev" of the revision it replaces (a conflict
+// error otherwise). Inline attachments ("data", base64) and stubs of the
+// parent's attachments are accepted. It returns the new revision id.
+func (d *Database) Put(docJSON string) (rev string, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	doc, err := couchdoc.ParseDoc([]byte(docJSON))
+	if err != nil {
+		return "", err
+	}
+	if doc.ID == "" {
+		return "", badRequest("the document has no _id")
+	}
+	return d.db.Put(d.ctx, doc)
+}
+
+// Get returns the winning revision of a document as JSON, with attachment
+// stubs. A missing or deleted document is a "not_found" error.
+func (d *Database) Get(docID string) (docJSON string, err error) {
+	defer recoverTo(&err)
+	return d.get(docID, localdb.GetOptions{})
+}
+
+// GetRev returns one revision of a document as JSON (a conflicting leaf or
+// an older revision not yet compacted away).
+func (d *Database) GetRev(docID, rev string) (docJSON string, err error) {
+	defer recoverTo(&err)
+	return d.get(docID, localdb.GetOptions{Rev: rev})
+}
+
+// GetWithConflicts is Get with the "_conflicts" member filled in.
+func (d *Database) GetWithConflicts(docID string) (docJSON string, err error) {
+	defer recoverTo(&err)
+	return d.get(docID, localdb.GetOptions{Conflicts: true})
+}
+
+func (d *Database) get(id string, opts localdb.GetOptions) (string, error) {
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	doc, err := d.db.Get(d.ctx, id, opts)
+	if err != nil {
+		return "", err
+	}
+	b, err := doc.MarshalJSON()
+	return string(b), err
+}
+
+// Delete deletes a document: it writes a tombstone on top of rev, which
+// must be the current leaf. It returns the tombstone's revision id.
+func (d *Database) Delete(docID, rev string) (newRev string, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	return d.db.Delete(d.ctx, docID, rev)
+}
+
+// Compact drops the bodies of non-leaf revisions and unused attachments.
+func (d *Database) Compact() (err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return err
+	}
+	return d.db.Compact(d.ctx)
+}
+
+func marshal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
