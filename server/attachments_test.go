@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/json"
@@ -249,5 +250,41 @@ func TestMultipartMixedWithAttachments(t *testing.T) {
 	})
 	if err != nil || !bytes.Equal(got["big"], big) || string(got["small"]) != "tiny" {
 		t.Fatalf("_bulk_get JSON: big %d bytes", len(got["big"]))
+	}
+}
+
+// CouchDB's replicator sends attachments it stores compressed as gzip
+// parts ("encoding": "gzip"); the server stores and serves the bytes.
+func TestMultipartUploadGzipPart(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	plain := bytes.Repeat([]byte("hello, world\n"), 500)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain)
+	zw.Close()
+	doc := map[string]any{
+		"_id": "g", "_rev": "1-abcabc",
+		"_attachments": map[string]any{"a.txt": map[string]any{
+			"content_type": "text/plain", "revpos": 1, "digest": md5Digest(plain), "length": len(plain),
+			"follows": true, "encoding": "gzip", "encoded_length": gz.Len(),
+		}},
+	}
+	js, _ := json.Marshal(doc)
+	var body bytes.Buffer
+	body.WriteString("--bb\r\nContent-Type: application/json\r\n\r\n")
+	body.Write(js)
+	body.WriteString("\r\n--bb\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\nContent-Type: text/plain\r\nContent-Length: " + strconv.Itoa(gz.Len()) + "\r\nContent-Encoding: gzip\r\n\r\n")
+	body.Write(gz.Bytes())
+	body.WriteString("\r\n--bb--")
+	ts.must(201, "PUT", "/db/g?new_edits=false", body.Bytes(), "Content-Type", `multipart/related; boundary="bb"`)
+	r := ts.must(200, "GET", "/db/g/a.txt", nil)
+	if !bytes.Equal(r.body, plain) {
+		t.Fatalf("stored %d bytes, want %d identity bytes", len(r.body), len(plain))
+	}
+	m := ts.must(200, "GET", "/db/g", nil).json(t)
+	a := m["_attachments"].(map[string]any)["a.txt"].(map[string]any)
+	if a["digest"] != md5Digest(plain) || a["length"] != float64(len(plain)) {
+		t.Fatalf("stub: %v", a)
 	}
 }
