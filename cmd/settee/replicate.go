@@ -31,12 +31,12 @@ type replFlags struct {
 
 func (f *replFlags) registerOn(fs *flag.FlagSet) {
 	fs.BoolVar(&f.continuous, "continuous", false, "keep replicating new changes until Ctrl-C")
-	fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` on the source's changes")
+	fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the remote (pull, and the pull of sync)")
 	fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
 	fs.StringVar(&f.docIDs, "doc-ids", "", "replicate only these comma-separated `ids`")
 	fs.StringVar(&f.selector, "selector", "", "replicate only the documents matching this Mango selector (`JSON`)")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
-	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint")
+	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
 	fs.IntVar(&f.retries, "retries", 3, "retry a failed request, and a failed step, this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
 	f.remote.register(fs)
@@ -176,6 +176,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	opts, err := f.options()
 	if err != nil {
 		return err
+	}
+	if dir == "push" && f.filter != "" {
+		return usageErrorf("--filter runs the remote's design document filter: it applies to pull and sync, not push (use --selector or --doc-ids)")
 	}
 	if f.remote.timeout <= 0 {
 		return usageErrorf("--timeout must be positive")
