@@ -197,6 +197,13 @@ func TestServe(t *testing.T) {
 		if strings.Contains(r.stderr+r.stdout, "wrong-pass") {
 			t.Errorf("password printed: %s", r.stderr)
 		}
+		r = cli(t, nil, "pull", "--json", "--retries", "0", db, u)
+		if r.code != exitAuth || strings.Contains(r.stderr+r.stdout, "wrong-pass") {
+			t.Errorf("pull --json with a wrong password: exit %d, output %s%s", r.code, r.stdout, r.stderr)
+		}
+		if evs := events(t, r.stdout); evs[len(evs)-1]["exit_code"] != float64(exitAuth) {
+			t.Errorf("--json end event = %v", evs[len(evs)-1])
+		}
 		r = cli(t, nil, "pull", "--retries", "0", db, dbURL)
 		failsWith(t, r, exitAuth, "no credentials given")
 	})
