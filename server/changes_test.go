@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -233,4 +234,30 @@ func TestChangesLongpollHeartbeat(t *testing.T) {
 	if ids(a) != "x" || a.LastSeq != 1 {
 		t.Fatalf("longpoll with heartbeat: %+v", a)
 	}
+}
+
+// Deleting a database ends the feeds that follow it.
+func TestDeleteDBEndsFeeds(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.url+"/db/_changes?feed=continuous&heartbeat=10000", nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	ts.must(200, "DELETE", "/db", nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, res.Body)
+		done <- err
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("feed still open after its database was deleted")
+	}
+	ts.wantError(404, "not_found", "GET", "/db/_changes", nil)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
 )
 
 type stringError string
@@ -53,6 +54,11 @@ func toCouchError(err error) *couchdoc.Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return couchdoc.Errorf(couchdoc.ErrTooLarge, "the request body is larger than %d bytes", mbe.Limit)
+	}
+	if errors.Is(err, localdb.ErrClosed) {
+		// The database was deleted or the server is stopping under the
+		// request; clients retry a 503.
+		return &couchdoc.Error{Status: http.StatusServiceUnavailable, Name: "service_unavailable", Reason: "the database was closed", Err: err}
 	}
 	var ce *couchdoc.Error
 	if errors.As(err, &ce) {
