@@ -10,11 +10,12 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
-// TestReplicationOrderIndependent writes the histories of random revision
-// trees with new_edits=false, in two random orders and batchings, into two
-// stores: both must end with the same leaves, winner, conflicts and
-// revs_diff answers, and every rev of the tree must be known. Invariants are
-// checked at cleanup.
+// TestReplicationOrderIndependent writes the full histories of random
+// revision trees with new_edits=false, in two random orders and batchings,
+// into two stores: both must end with the same leaves, winner, conflicts
+// and revs_diff answers, and every rev of the tree must be known.
+// (Stemmed histories are not order independent in CouchDB: a revision it
+// has is ignored with its history.) Invariants are checked at cleanup.
 func TestReplicationOrderIndependent(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	a, b := open(t), open(t)
@@ -43,10 +44,6 @@ func TestReplicationOrderIndependent(t *testing.T) {
 			var hist []string
 			for j := i; j >= 0; j = nodes[j].parent {
 				hist = append(hist, fmt.Sprintf("%d-%s", nodes[j].gen, nodes[j].hash))
-			}
-			// Send a random suffix of the history (a stemmed one) half the time.
-			if rng.Intn(2) == 0 {
-				hist = hist[:1+rng.Intn(len(hist))]
 			}
 			all = append(all, replDoc(t, id, rng.Intn(4) == 0, fmt.Sprintf(`{"n":%d}`, i), hist...))
 			known[id] = append(known[id], fmt.Sprintf("%d-%s", n.gen, n.hash))

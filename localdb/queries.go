@@ -8,7 +8,6 @@ const (
 	qDeleteChunks     = "DELETE FROM att_chunks WHERE digest = ?"
 	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
 	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
-	qHaveBody         = "SELECT 1 FROM revs WHERE doc_id = ? AND rev = ?"
 	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ?"
 	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, ?, ?)"
 	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?)"
@@ -31,7 +30,6 @@ var writeQueries = []string{
 	qDeleteChunks,
 	qDeleteLocal,
 	qDeleteRev,
-	qHaveBody,
 	qHaveContent,
 	qInsertChunk,
 	qInsertContent,

@@ -88,10 +88,10 @@ func TestReplicatedIdempotentAndAncestorsById(t *testing.T) {
 
 func TestReplicatedPartialOverlapAndStemmed(t *testing.T) {
 	db := open(t)
-	repl(t, db, "d", false, `{}`, "5-e", "4-d")                // stemmed history
-	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a")  // longer history extends it
-	repl(t, db, "d", false, `{}`, "7-9a", "6-f", "5-e", "4-d") // overlaps partially
-	repl(t, db, "d", false, `{}`, "3-9b", "2-b", "1-a")        // a branch low down
+	repl(t, db, "d", false, `{}`, "5-e", "4-d")                       // stemmed history
+	repl(t, db, "d", false, `{}`, "3-c", "2-b", "1-a")                // older, unconnected: its own tree
+	repl(t, db, "d", false, `{}`, "7-9a", "6-f", "5-e", "4-d", "3-c") // overlaps both: joins them
+	repl(t, db, "d", false, `{}`, "3-9b", "2-b", "1-a")               // a branch low down
 	doc, err := db.Get(bg, "d", localdb.GetOptions{Revs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -187,24 +187,32 @@ func TestRevsDiff(t *testing.T) {
 	wantErr(t, err, couchdoc.ErrBadRequest)
 }
 
-// A known leaf arriving again with a longer history joins its stemmed
-// branch onto the tree (CouchDB merges the path) and makes a new seq.
-func TestReplicatedKnownLeafLongerHistory(t *testing.T) {
+// A revision the tree has, arriving again with a longer history, is
+// ignored with that history (couch_db.erl prep_and_validate_replicated_updates
+// keeps only documents whose rev becomes a new leaf): no new seq, the
+// stemmed branch stays apart.
+func TestReplicatedKnownRevIgnoredWithHistory(t *testing.T) {
 	db := open(t)
 	repl(t, db, "d", false, `{}`, "2-b", "1-a")
 	repl(t, db, "d", false, `{}`, "4-d")
 	before, _ := db.Info(bg)
 	repl(t, db, "d", false, `{}`, "4-d", "3-c", "2-b", "1-a")
+	repl(t, db, "d", false, `{"late":1}`, "1-a")
 	after, _ := db.Info(bg)
-	if after.UpdateSeq != before.UpdateSeq+1 {
+	if after.UpdateSeq != before.UpdateSeq {
 		t.Fatalf("seq %d -> %d", before.UpdateSeq, after.UpdateSeq)
 	}
 	doc, _ := db.Get(bg, "d", localdb.GetOptions{Revs: true})
-	if doc.Rev != "4-d" || len(doc.Revisions.IDs) != 4 {
+	if doc.Rev != "4-d" || len(doc.Revisions.IDs) != 1 {
 		t.Fatalf("doc %s %+v", doc.Rev, doc.Revisions)
 	}
-	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"4-d"}) {
+	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"4-d", "2-b"}) {
 		t.Fatalf("leaves %v", got)
+	}
+	// A new leaf whose history spans both trees joins them.
+	repl(t, db, "d", false, `{}`, "5-e", "4-d", "3-c", "2-b", "1-a")
+	if got := leaves(t, db, "d"); !reflect.DeepEqual(got, []string{"5-e"}) {
+		t.Fatalf("leaves after join %v", got)
 	}
 }
 

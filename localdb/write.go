@@ -3,7 +3,6 @@ package localdb
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,8 +13,11 @@ import (
 )
 
 // Put writes a local edit (new_edits=true) and returns the new revision.
-// doc.Rev names the leaf it replaces ("" to create, or to recreate a deleted
-// document); anything else is ErrConflict. doc.Deleted writes a tombstone.
+// doc.Rev names the leaf it replaces ("" to create); anything else is
+// ErrConflict. doc.Deleted writes a tombstone. A document whose leaves are
+// all deleted is recreated by a live write without rev (its new revision
+// extends the winning tombstone); naming a rev or writing a tombstone on it
+// is ErrConflict, as in CouchDB 3.
 // Attachments carry Data, a streamed Body, or are stubs of the parent
 // revision's attachments (else ErrMissingStub). _local/ ids go to PutLocal.
 func (db *DB) Put(ctx context.Context, doc *couchdoc.Doc) (string, error) {
@@ -30,8 +32,8 @@ func (db *DB) Put(ctx context.Context, doc *couchdoc.Doc) (string, error) {
 }
 
 // Delete writes a tombstone on leaf rev of document id and returns its
-// revision. A missing document is ErrNotFound, a rev that is not a leaf
-// ErrConflict.
+// revision. A missing document is ErrNotFound; a rev that is not a leaf,
+// or a document already deleted, ErrConflict.
 func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 	if couchdoc.IsLocalID(id) {
 		return "", db.DeleteLocal(ctx, id, rev)
@@ -57,7 +59,8 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // others. With newEdits each document is a local edit as in Put. Without,
 // each carries _rev and _revisions and its history is merged into the
 // document's tree as replication does (CouchDB's new_edits=false); a
-// revision that is already stored changes nothing. Unlike CouchDB, which
+// revision the tree already has (even only by id) is ignored with its
+// history, as CouchDB does, and reported OK. Unlike CouchDB, which
 // only lists failures for new_edits=false, every document gets a result:
 // OK with its rev on success. Replicated attachments: a stub names an
 // attachment (same name, revpos not newer) of the nearest stored ancestor,
@@ -221,12 +224,21 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 	st := states[doc.ID]
 	t := st.tree
 	parent := -1
-	if doc.Rev == "" {
-		if win := t.Winner(); win >= 0 {
-			if !t.Nodes[win].Deleted {
-				return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+	if win := t.Winner(); win >= 0 && t.Nodes[win].Deleted {
+		// Every leaf is deleted. As CouchDB 3 (couch_db_updater
+		// merge_rev_tree, apache/couchdb#3177): only a live write without a
+		// rev is accepted; it recreates the document by extending the
+		// winning tombstone. Naming a rev, or writing a tombstone, conflicts.
+		if doc.Rev != "" || doc.Deleted {
+			if _, err := revtree.ParseRev(doc.Rev); doc.Rev != "" && err != nil {
+				return "", err
 			}
-			parent = win // recreate: extend the deleted winner
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
+		}
+		parent = win
+	} else if doc.Rev == "" {
+		if win >= 0 {
+			return "", couchdoc.Errorf(couchdoc.ErrConflict, "Document update conflict.")
 		}
 	} else {
 		r, err := revtree.ParseRev(doc.Rev)
@@ -295,31 +307,16 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 		return "", err
 	}
 	st := states[doc.ID]
-	if st.docID != 0 && st.tree.Find(path[0]) >= 0 {
-		ok, err := w.haveBody(st.docID, rev)
-		if err != nil {
-			return "", err
-		}
-		if ok {
-			// Already stored: only the history can add to the tree (a
-			// longer one joining a stemmed branch); else nothing changes.
-			t := st.tree.Clone()
-			t.Merge(path, doc.Deleted)
-			old := st.tree
-			st.tree = t
-			if _, err := w.saveDoc(st, nil); err != nil {
-				st.tree = old
-				return "", err
-			}
-			return rev, nil
-		}
+	if st.tree.Find(path[0]) >= 0 {
+		// A revision the tree has (leaf, or ancestor even if known only by
+		// id) is ignored with whatever history comes with it, and counts as
+		// a success: CouchDB's prep_and_validate_replicated_updates keeps
+		// only documents whose rev becomes a new leaf.
+		return rev, nil
 	}
 	return w.withSavepoint(hasBytes(doc.Attachments), func() (string, error) {
 		t := st.tree.Clone()
-		leaf, added := t.Merge(path, doc.Deleted)
-		if !added {
-			t.Nodes[leaf].Deleted = doc.Deleted // a revision we knew only by id
-		}
+		leaf, _ := t.Merge(path, doc.Deleted)
 		var cands []map[string]*storedAtt
 		if st.docID != 0 && len(doc.Attachments) > 0 {
 			all, err := w.revAtts(st.docID)
@@ -349,13 +346,4 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 		}
 		return rev, nil
 	})
-}
-
-func (w *wtx) haveBody(docID int64, rev string) (bool, error) {
-	var one int
-	err := w.queryRow(qHaveBody, docID, rev).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, err
 }
