@@ -85,9 +85,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else if *pwFile != "" {
 		return usageErrorf("--password-file needs --user")
 	}
+	level := slog.LevelWarn // errors and warnings only
 	if *verbose {
-		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		level = slog.LevelDebug // one line per request
 	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	srv, err := server.New(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error(), err: err}
