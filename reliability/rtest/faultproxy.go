@@ -1,6 +1,8 @@
 package rtest
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math/rand"
@@ -8,7 +10,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	gosync "sync"
 	"sync/atomic"
 	"testing"
@@ -34,6 +38,11 @@ const (
 	// Hang waits Plan.HangFor (or until the client gives up) before
 	// forwarding.
 	Hang Kind = "hang"
+	// GzipCorrupt changes one letter of a gzip-compressed answer's JSON
+	// (keeping it valid JSON of the same length) and keeps the original
+	// CRC-32: corruption in transit that only the gzip trailer reveals, at
+	// the very end of the body. Answers that are not gzip pass unchanged.
+	GzipCorrupt Kind = "gzip-corrupt"
 )
 
 // Plan says which faults to inject: each request gets a fault with
@@ -62,6 +71,39 @@ type FaultProxy struct {
 
 	// Injected counts the faults injected, by kind.
 	injected gosync.Map // Kind -> *atomic.Int64
+
+	logMu sync.Mutex
+	log   []string
+}
+
+// Requests returns the last requests seen (method, URL, start of the body),
+// oldest first, for failure messages.
+func (fp *FaultProxy) Requests() []string {
+	fp.logMu.Lock()
+	defer fp.logMu.Unlock()
+	return append([]string(nil), fp.log...)
+}
+
+func (fp *FaultProxy) record(r *http.Request, d decision) {
+	line := r.Method + " " + r.URL.RequestURI()
+	if r.Body != nil && r.ContentLength != 0 && r.ContentLength < 64<<10 &&
+		strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if len(b) > 4000 {
+			b = b[:4000]
+		}
+		line += " " + string(b)
+	}
+	if d.kind != "" {
+		line += " [" + string(d.kind) + "]"
+	}
+	fp.logMu.Lock()
+	fp.log = append(fp.log, line)
+	if len(fp.log) > 3000 {
+		fp.log = fp.log[1000:]
+	}
+	fp.logMu.Unlock()
 }
 
 // NewFaultProxy starts a proxy in front of upstream (its path kept in URL),
@@ -158,6 +200,7 @@ func isFeed(r *http.Request) bool {
 
 func (fp *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d := fp.decide(r)
+	fp.record(r, d)
 	switch d.kind {
 	case Status:
 		fp.count(d.kind)
@@ -169,6 +212,11 @@ func (fp *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fp.count(d.kind)
 		writeStatus(w, d)
 		return
+	case GzipCorrupt:
+		if !isFeed(r) {
+			fp.gzipCorrupt(w, r)
+			return
+		}
 	case Hang:
 		fp.count(d.kind)
 		select {
@@ -237,3 +285,46 @@ type discardWriter struct{ h http.Header }
 func (d *discardWriter) Header() http.Header         { return d.h }
 func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (d *discardWriter) WriteHeader(int)             {}
+
+// gzipCorrupt forwards the request, and when the answer is gzip, swaps one
+// letter of its JSON for another and sends it recompressed with the
+// original CRC-32 and size in the trailer.
+func (fp *FaultProxy) gzipCorrupt(w http.ResponseWriter, r *http.Request) {
+	rec := httptest.NewRecorder()
+	fp.rp.ServeHTTP(rec, r)
+	body := rec.Body.Bytes()
+	if rec.Header().Get("Content-Encoding") == "gzip" && len(body) > 8 {
+		if plain, err := gunzip(body); err == nil {
+			if i := bytes.Index(plain, []byte(`"s":"`)); i >= 0 && i+5 < len(plain) {
+				c := plain[i+5]
+				if c >= 'a' && c < 'z' {
+					plain[i+5] = c + 1
+				} else {
+					plain[i+5] = 'a'
+				}
+				var buf bytes.Buffer
+				zw := gzip.NewWriter(&buf)
+				zw.Write(plain)
+				zw.Close()
+				out := buf.Bytes()
+				copy(out[len(out)-8:], body[len(body)-8:]) // the original CRC-32 and size
+				body = out
+				fp.count(GzipCorrupt)
+			}
+		}
+	}
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(rec.Code)
+	w.Write(body)
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(zr)
+}

@@ -97,3 +97,15 @@ func (p *Pouch) CreateDB(t testing.TB, name string) string {
 	}
 	return u
 }
+
+// Output returns the tail of the server's output (for failure messages).
+func (p *Pouch) Output() string {
+	if p.out == nil {
+		return ""
+	}
+	s := p.out.String()
+	if len(s) > 3000 {
+		s = s[len(s)-3000:]
+	}
+	return s
+}
