@@ -124,13 +124,22 @@ type AttachmentReader struct {
 }
 
 // ContentType returns the attachment's MIME type.
-func (r *AttachmentReader) ContentType() string { return r.meta().ContentType }
+func (r *AttachmentReader) ContentType() string {
+	defer recoverLog("ContentType")
+	return r.meta().ContentType
+}
 
 // Length returns the attachment's size in bytes.
-func (r *AttachmentReader) Length() int64 { return r.meta().Length }
+func (r *AttachmentReader) Length() int64 {
+	defer recoverLog("Length")
+	return r.meta().Length
+}
 
 // Digest returns CouchDB's "md5-<base64>" digest of the bytes.
-func (r *AttachmentReader) Digest() string { return r.meta().Digest }
+func (r *AttachmentReader) Digest() string {
+	defer recoverLog("Digest")
+	return r.meta().Digest
+}
 
 // meta returns the attachment's metadata, empty for a reader the app
 // constructed itself.
