@@ -122,10 +122,30 @@ func (s *scanner) lit(l string) bool {
 
 func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
+// plain marks the bytes that need no attention inside a string.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str scans a string starting at its opening quote.
 func (s *scanner) str() bool {
 	s.i++
 	for s.i < len(s.b) {
+		// Skip plain bytes in a tight loop; most of a body is string text.
+		b, i := s.b, s.i
+		for i+4 <= len(b) && plain[b[i]] && plain[b[i+1]] && plain[b[i+2]] && plain[b[i+3]] {
+			i += 4
+		}
+		for i < len(b) && plain[b[i]] {
+			i++
+		}
+		s.i = i
+		if s.i >= len(s.b) {
+			return false
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':

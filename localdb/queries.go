@@ -11,7 +11,7 @@ const (
 	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ?"
 	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, ?, ?)"
 	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?)"
-	qInsertDoc        = "INSERT INTO docs (id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?)"
+	qInsertDoc        = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
 	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
 	qInsertRev        = "INSERT INTO revs (doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos) VALUES (?, ?, ?, ?, ?, ?)"
@@ -44,4 +44,6 @@ var writeQueries = []string{
 	qUpdateDoc,
 	qUpsertLocal,
 	qRevAtts,
+	qInsertDocsChunk,
+	qInsertRevsChunk,
 }

@@ -295,3 +295,48 @@ func TestRevsDiffSpecExample(t *testing.T) {
 		t.Fatalf("round trip: %s", out)
 	}
 }
+
+// TestBatchMixesBufferedAndDirectWrites: new documents are buffered and
+// written with multi-row inserts; documents with attachments, a failing
+// one rolled back to its savepoint, and a second write of a buffered
+// document must all see and keep the buffered rows.
+func TestBatchMixesBufferedAndDirectWrites(t *testing.T) {
+	db := open(t)
+	var docs []*couchdoc.Doc
+	for i := 0; i < 250; i++ {
+		docs = append(docs, replDoc(t, fmt.Sprintf("n%03d", i), false, `{"i":1}`, "1-a"))
+		switch i {
+		case 10: // with an attachment: written directly, after a flush
+			d := replDoc(t, "att", false, `{}`, "1-a")
+			d.Attachments = map[string]*couchdoc.Attachment{"f": {Data: []byte("x")}}
+			docs = append(docs, d)
+		case 20: // fails inside its savepoint
+			d := replDoc(t, "bad", false, `{}`, "1-a")
+			d.Attachments = map[string]*couchdoc.Attachment{"f": {Body: strings.NewReader("xyz"), Length: 5}}
+			docs = append(docs, d)
+		case 30: // a second revision of a buffered document
+			docs = append(docs, replDoc(t, "n005", false, `{"i":2}`, "2-b", "1-a"))
+		}
+	}
+	res, err := db.BulkDocs(bg, docs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if (r.ID == "bad") == r.OK {
+			t.Fatalf("result %d %+v", i, r)
+		}
+	}
+	info, _ := db.Info(bg)
+	if info.DocCount != 251 || info.UpdateSeq != 252 {
+		t.Fatalf("info %+v", info)
+	}
+	for _, id := range []string{"n000", "n249", "att"} {
+		if _, err := db.Get(bg, id, localdb.GetOptions{}); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	if d, _ := db.Get(bg, "n005", localdb.GetOptions{}); d == nil || d.Rev != "2-b" {
+		t.Fatalf("n005: %+v", d)
+	}
+}

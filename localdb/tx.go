@@ -16,6 +16,10 @@ type wtx struct {
 	tx    *sql.Tx
 	seq   int64                // highest sequence assigned so far
 	bound map[string]*sql.Stmt // the writer's statements bound to tx
+	pend  pending              // buffered inserts of new documents
+	// lastDocID is the highest doc_id handed out, once haveDocID.
+	lastDocID int64
+	haveDocID bool
 	// docDelta and delDelta change the stored document counts.
 	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
@@ -40,6 +44,10 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("read update seq: %w", err)
 	}
 	if err := fn(w); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := w.flush(); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -76,6 +84,9 @@ func (w *wtx) saveCounts() error {
 // stmt returns the writer's prepared statement for query, bound to the
 // transaction. Callers hold db.wmu.
 func (w *wtx) stmt(query string) (*sql.Stmt, error) {
+	if err := w.flush(); err != nil {
+		return nil, err
+	}
 	if s, ok := w.bound[query]; ok {
 		return s, nil
 	}
@@ -182,20 +193,10 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 	w.seq++
 	w.fed = true
 	if st.docID == 0 {
-		res, err := w.exec(qInsertDoc,
-			st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
-		if err != nil {
-			return false, fmt.Errorf("insert doc %q: %w", st.id, err)
-		}
-		if st.docID, err = res.LastInsertId(); err != nil {
-			return false, err
-		}
-	} else {
-		_, err := w.exec(qUpdateDoc,
-			w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID)
-		if err != nil {
-			return false, fmt.Errorf("update doc %q: %w", st.id, err)
-		}
+		return true, w.insertNew(st, wn, conflicted, enc, bodies)
+	}
+	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
+		return false, fmt.Errorf("update doc %q: %w", st.id, err)
 	}
 	st.orig = enc
 	w.count(st.live, st.dead, -1)
@@ -207,6 +208,40 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 		}
 	}
 	return true, w.insertBodies(st, bodies)
+}
+
+// insertNew writes the rows of a document new to the store: buffered (see
+// pending.go) unless it has attachments.
+func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
+	id, err := w.nextDocID()
+	if err != nil {
+		return err
+	}
+	st.docID, st.orig = id, enc
+	st.live, st.dead = !wn.Deleted, wn.Deleted
+	w.count(st.live, st.dead, 1)
+	if !hasAtts(bodies) {
+		w.pend.docs = append(w.pend.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
+		for _, b := range bodies {
+			if st.tree.Find(mustRev(b.rev)) >= 0 {
+				w.pend.revs = append(w.pend.revs, id, b.rev, b.body)
+			}
+		}
+		return nil
+	}
+	if _, err := w.exec(qInsertDoc, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc); err != nil {
+		return fmt.Errorf("insert doc %q: %w", st.id, err)
+	}
+	return w.insertBodies(st, bodies)
+}
+
+func hasAtts(bodies []revWrite) bool {
+	for _, b := range bodies {
+		if len(b.atts) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *wtx) count(live, dead bool, d int64) {

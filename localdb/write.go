@@ -184,6 +184,10 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 	if !needed {
 		return fn()
 	}
+	// Buffered rows go in before the savepoint, or a rollback would drop them.
+	if err := w.flush(); err != nil {
+		return "", err
+	}
 	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT doc"); err != nil {
 		return "", err
 	}
