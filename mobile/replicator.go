@@ -77,7 +77,8 @@ type ReplicatorStatus struct {
 // ReplicatorListener is implemented by the app to follow a replicator.
 // Calls come one at a time on a background thread owned by the replicator
 // (never the UI thread). Status updates are coalesced: a slow listener sees
-// the latest status, not every intermediate one. It may call Stop.
+// the latest status, not every intermediate one, and never the same status
+// twice in a row. It may call Stop.
 type ReplicatorListener interface {
 	// OnStatus reports a change of state or progress.
 	OnStatus(status *ReplicatorStatus)

@@ -399,6 +399,7 @@ func (r *Replicator) queueStatusLocked() {
 // document errors until the supervisor has exited and the queue is empty.
 func (r *Replicator) dispatch(wake chan struct{}) {
 	defer r.db.wg.Done()
+	var last ReplicatorStatus // the last status sent: repeats are not sent
 	for {
 		r.mu.Lock()
 		status, errs, l := r.qStatus, r.qErrs, r.listener
@@ -421,7 +422,10 @@ func (r *Replicator) dispatch(wake chan struct{}) {
 			callDocError(l, e)
 		}
 		if status {
-			callStatus(l, r.Status())
+			if st := r.Status(); *st != last {
+				last = *st
+				callStatus(l, st)
+			}
 		}
 	}
 }

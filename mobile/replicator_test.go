@@ -1,6 +1,7 @@
 package mobile
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
 )
 
@@ -272,3 +274,44 @@ func (s *stopOnIdle) OnStatus(st *ReplicatorStatus) {
 }
 
 func (s *stopOnIdle) OnDocumentError(id, rev, msg string) {}
+
+// A continuous pull resolves conflicts each time it catches up.
+func TestReplicatorContinuousAutoResolve(t *testing.T) {
+	srv := testpeer.PouchDB(t)
+	url := srv.CreateDB(t, "auto")
+	d := openTest(t)
+	base := httpDo(t, "PUT", url+"/doc", `{"v":"base"}`)["rev"].(string)
+	// The same base revision on both sides, then an edit on each.
+	must(d.db.BulkDocs(context.Background(), []*couchdoc.Doc{{
+		ID: "doc", Rev: base, Body: json.RawMessage(`{"v":"base"}`),
+		Revisions: &couchdoc.Revisions{Start: 1, IDs: []string{base[2:]}},
+	}}, false))
+	httpDo(t, "PUT", url+"/doc", `{"_rev":"`+base+`","v":"remote"}`)
+	must(d.Put(`{"_id":"doc","_rev":"` + base + `","v":"local"}`))
+
+	changes := make(chan string, 100)
+	must(d.AddChangeListener(listenerFunc(func(js string) { changes <- js })))
+	cfg := NewReplicatorConfig(url)
+	cfg.Direction, cfg.Continuous = "pull", true
+	r := must(NewReplicator(d, cfg))
+	r.SetConflictResolver(resolverFunc(func(id, leaves string) (string, error) {
+		return `{"v":"merged"}`, nil
+	}))
+	must(0, r.Start())
+	// Each change may be the resolution's last write (bounded: the pull
+	// and the resolution make at most four).
+	var doc map[string]any
+	for i := 0; i < 4; i++ {
+		waitFor(t, changes)
+		doc = mustJSON(t, must(d.GetWithConflicts("doc")))
+		if doc["v"] == "merged" && doc["_conflicts"] == nil {
+			break
+		}
+	}
+	if doc["v"] != "merged" || doc["_conflicts"] != nil {
+		t.Fatalf("after auto-resolution: %v", doc)
+	}
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
