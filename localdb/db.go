@@ -1,10 +1,3 @@
-// Package localdb is Settee's local revision store: CouchDB's document
-// model (revision trees, conflicts, tombstones, attachments, local docs and
-// a changes feed) on a SQLite file.
-//
-// A DB is safe for concurrent use. Writes go through one writer connection
-// (one SQLite transaction per batch); reads use a pool of read-only
-// connections that, thanks to WAL, never wait for the writer.
 package localdb
 
 import (

@@ -1,0 +1,43 @@
+// Package localdb is Settee's local revision store: CouchDB's document
+// model (revision trees, conflicts, tombstones, attachments, local docs and
+// a changes feed) in one SQLite file.
+//
+// # Concurrency
+//
+// A DB is safe for concurrent use. Writes go through one writer connection,
+// one SQLite transaction per call (a whole BulkDocs batch is one
+// transaction); reads use a pool of read-only connections that, in WAL
+// mode, never wait for the writer. Close waits for the calls in flight.
+// WaitForChange and Subscribe are woken by commits made through this DB
+// value: open a file once per process.
+//
+// # Storage
+//
+// Each document is one docs row holding its whole revision tree (package
+// revtree, encoded), its winning revision and its sequence; revision bodies
+// live in revs, only for the revisions we have (ancestors known only by id
+// are in the tree alone). Attachment bytes are stored once per digest, in
+// 256 KiB chunks, and stream in and out. Local documents have their own
+// table. The schema is the numbered files of package migrations, applied in
+// one transaction; PRAGMA user_version records the version.
+//
+// # CouchDB semantics
+//
+// The rules follow CouchDB 3 and are tested against its source and against
+// pouchdb-server (package localdb/conformance):
+//   - The winner is the live leaf with the highest generation, then the
+//     highest hash; deleted leaves only win when every leaf is deleted.
+//   - Local edits (new_edits=true) must name a leaf. A document whose leaves
+//     are all deleted is recreated by a live write without rev, which extends
+//     the winning tombstone; naming a rev or writing a tombstone is a
+//     conflict.
+//   - Replicated writes (new_edits=false) merge the given history like
+//     couch_key_tree; a revision the tree already has is ignored, with its
+//     history, and reported as a success.
+//   - A revision's id is couchdoc.NewRevHash of its parent, canonical body
+//     and attachment digests: the same edit gives the same id everywhere.
+//   - Trees are stemmed to the revs limit on write and on Compact.
+//
+// Errors are *couchdoc.Error values matched with errors.Is against the
+// couchdoc sentinels; bad input changes nothing.
+package localdb
