@@ -48,7 +48,8 @@ type BulkGetDocJSON struct {
 // entry (CouchDB's {"error": {...}}, PouchDB's {"missing": rev}) as a
 // *RevError. It never holds more than one document in memory.
 func ReadBulkGet(r io.Reader, fn DocFunc) error {
-	dec := json.NewDecoder(r)
+	br := newBounded(r, MaxJSONPart, "_bulk_get document JSON")
+	dec := json.NewDecoder(br)
 	if err := expectDelim(dec, '{'); err != nil {
 		return readErr("_bulk_get answer", err)
 	}
@@ -59,6 +60,7 @@ func ReadBulkGet(r io.Reader, fn DocFunc) error {
 			return readErr("_bulk_get answer", err)
 		}
 		if key != "results" {
+			br.mark()
 			if err := skipValue(dec); err != nil {
 				return readErr("_bulk_get answer", err)
 			}
@@ -69,7 +71,7 @@ func ReadBulkGet(r io.Reader, fn DocFunc) error {
 			return readErr("_bulk_get results", err)
 		}
 		for dec.More() {
-			if err := readBulkGetResult(dec, fn); err != nil {
+			if err := readBulkGetResult(dec, br, fn); err != nil {
 				return err
 			}
 		}
@@ -86,7 +88,8 @@ func ReadBulkGet(r io.Reader, fn DocFunc) error {
 	return nil
 }
 
-func readBulkGetResult(dec *json.Decoder, fn DocFunc) error {
+func readBulkGetResult(dec *json.Decoder, br *boundedReader, fn DocFunc) error {
+	br.mark()
 	if err := expectDelim(dec, '{'); err != nil {
 		return readErr("_bulk_get result", err)
 	}
@@ -106,6 +109,7 @@ func readBulkGetResult(dec *json.Decoder, fn DocFunc) error {
 				return readErr("_bulk_get docs", err)
 			}
 			for dec.More() {
+				br.mark()
 				var e BulkGetDocJSON
 				if err := dec.Decode(&e); err != nil {
 					return readErr("_bulk_get docs", err)
@@ -118,6 +122,7 @@ func readBulkGetResult(dec *json.Decoder, fn DocFunc) error {
 				return readErr("_bulk_get docs", err)
 			}
 		default:
+			br.mark()
 			if err := skipValue(dec); err != nil {
 				return readErr("_bulk_get result", err)
 			}
@@ -160,11 +165,13 @@ func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 // [{"ok": doc}, {"missing": rev}, ...]. A missing revision goes to fn as a
 // *RevError matching couchdoc.ErrNotFound.
 func ReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
-	dec := json.NewDecoder(r)
+	br := newBounded(r, MaxJSONPart, "open_revs document JSON")
+	dec := json.NewDecoder(br)
 	if err := expectDelim(dec, '['); err != nil {
 		return readErr("open_revs answer", err)
 	}
 	for dec.More() {
+		br.mark()
 		var e struct {
 			OK      json.RawMessage `json:"ok"`
 			Missing *string         `json:"missing"`

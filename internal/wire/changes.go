@@ -18,7 +18,8 @@ type ChangesFunc func(*couchdoc.Change) error
 // without last_seq is a *MalformedError; a body cut short gives an error
 // matching io.ErrUnexpectedEOF.
 func ReadChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err error) {
-	dec := json.NewDecoder(r)
+	br := newBounded(r, MaxChangesRow, "changes row")
+	dec := json.NewDecoder(br)
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, readErr("changes feed", err)
 	}
@@ -34,6 +35,7 @@ func ReadChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err erro
 				return nil, readErr("changes feed results", err)
 			}
 			for dec.More() {
+				br.mark()
 				c, err := decodeRow(dec)
 				if err != nil {
 					return nil, err
@@ -58,6 +60,7 @@ func ReadChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err erro
 				return nil, readErr("changes feed", err)
 			}
 		default:
+			br.mark()
 			if err := skipValue(dec); err != nil {
 				return nil, readErr("changes feed", err)
 			}
@@ -127,8 +130,10 @@ type continuousLine struct {
 // the stream ends without it, it returns the seq of the last row read and an
 // error matching io.ErrUnexpectedEOF, so the caller can resume from there.
 func ReadContinuousChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err error) {
-	dec := json.NewDecoder(r)
+	br := newBounded(r, MaxChangesRow, "changes row")
+	dec := json.NewDecoder(br)
 	for {
+		br.mark()
 		var l continuousLine
 		if err := dec.Decode(&l); err != nil {
 			if err == io.EOF {

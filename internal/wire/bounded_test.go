@@ -1,0 +1,71 @@
+package wire
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// endlessReader yields prefix, then filler forever.
+type endlessReader struct {
+	prefix string
+	filler byte
+	n      int64
+}
+
+func (e *endlessReader) Read(p []byte) (int, error) {
+	if e.prefix != "" {
+		n := copy(p, e.prefix)
+		e.prefix = e.prefix[n:]
+		return n, nil
+	}
+	for i := range p {
+		p[i] = e.filler
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestEndlessValuesAreBounded: a server streaming one endless changes row
+// or document gets couchdoc.ErrTooLarge after a bounded read, not an
+// out-of-memory process.
+func TestEndlessValuesAreBounded(t *testing.T) {
+	defer func(c, j int64) { MaxChangesRow, MaxJSONPart = c, j }(MaxChangesRow, MaxJSONPart)
+	MaxChangesRow, MaxJSONPart = 1<<20, 2<<20
+	noRows := func(*couchdoc.Change) error { return nil }
+	noDocs := func(*couchdoc.Doc, error) error { return nil }
+	for name, c := range map[string]struct {
+		prefix string
+		read   func(r io.Reader) error
+		max    int64
+	}{
+		"changes row": {`{"results":[{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
+		"changes extra member": {`{"junk":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
+		"continuous row": {`{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadContinuousChanges(r, noRows); return err }, MaxChangesRow},
+		"bulk_get doc": {`{"results":[{"id":"x","docs":[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadBulkGet(r, noDocs) }, MaxJSONPart},
+		"open_revs doc": {`[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadOpenRevsJSON(r, noDocs) }, MaxJSONPart},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := &endlessReader{prefix: c.prefix, filler: 'a'}
+			err := c.read(r)
+			if !errors.Is(err, couchdoc.ErrTooLarge) {
+				t.Fatalf("got %v, want ErrTooLarge", err)
+			}
+			if r.n > 2*c.max {
+				t.Fatalf("read %d bytes for a bound of %d", r.n, c.max)
+			}
+		})
+	}
+	// Rows below the bound still pass, however many.
+	var rows []string
+	for i := 0; i < 2000; i++ {
+		rows = append(rows, `{"seq":1,"id":"`+strings.Repeat("x", 1000)+`","changes":[{"rev":"1-a"}]}`)
+	}
+	n := 0
+	if _, err := ReadChanges(strings.NewReader(`{"results":[`+strings.Join(rows, ",")+`],"last_seq":1}`), func(*couchdoc.Change) error { n++; return nil }); err != nil || n != 2000 {
+		t.Fatalf("a 2 MB feed of small rows: %d rows, %v", n, err)
+	}
+}
