@@ -42,11 +42,11 @@ func TestEndlessValuesAreBounded(t *testing.T) {
 		read   func(r io.Reader) error
 		max    int64
 	}{
-		"changes row": {`{"results":[{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
+		"changes row":          {`{"results":[{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
 		"changes extra member": {`{"junk":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
-		"continuous row": {`{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadContinuousChanges(r, noRows); return err }, MaxChangesRow},
-		"bulk_get doc": {`{"results":[{"id":"x","docs":[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadBulkGet(r, noDocs) }, MaxJSONPart},
-		"open_revs doc": {`[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadOpenRevsJSON(r, noDocs) }, MaxJSONPart},
+		"continuous row":       {`{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadContinuousChanges(r, noRows); return err }, MaxChangesRow},
+		"bulk_get doc":         {`{"results":[{"id":"x","docs":[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadBulkGet(r, noDocs) }, MaxJSONPart},
+		"open_revs doc":        {`[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadOpenRevsJSON(r, noDocs) }, MaxJSONPart},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := &endlessReader{prefix: c.prefix, filler: 'a'}
