@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	gosync "sync"
@@ -206,5 +207,16 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	if err := db.CheckInvariants(bg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestOpenRejectsNonDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junk.db")
+	if err := os.WriteFile(path, []byte(strings.Repeat("not a database ", 200)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := localdb.Open(path, nil); err == nil {
+		db.Close()
+		t.Fatal("opened a file that is not a database")
 	}
 }
