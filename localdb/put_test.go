@@ -82,3 +82,13 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("design doc")
 	}
 }
+
+func TestHugeGenerationRefused(t *testing.T) {
+	db := open(t)
+	res, err := db.BulkDocs(bg, []*couchdoc.Doc{{ID: "a", Rev: "99999999999-a"}}, false)
+	if err != nil || res[0].Error != "bad_request" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	_, err = db.Put(bg, &couchdoc.Doc{ID: "a", Rev: "99999999999-a"})
+	wantErr(t, err, couchdoc.ErrBadRequest)
+}

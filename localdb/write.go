@@ -260,6 +260,9 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 		gen = t.Nodes[parent].Gen + 1
 		parentRev = t.Nodes[parent].Rev.String()
 	}
+	if gen > revtree.MaxGen {
+		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "revision generation limit reached")
+	}
 	return w.withSavepoint(hasBytes(doc.Attachments), func() (string, error) {
 		var cands []map[string]*storedAtt
 		if parent >= 0 && len(doc.Attachments) > 0 {

@@ -52,7 +52,7 @@ func Unmarshal(b []byte) (*Tree, error) {
 	for i := uint64(0); i < count; i++ {
 		gen, ok1 := next()
 		hl, ok2 := next()
-		if !ok1 || !ok2 || hl > uint64(len(b)) || gen == 0 || gen > 1<<31 {
+		if !ok1 || !ok2 || hl > uint64(len(b)) || gen == 0 || gen > MaxGen {
 			return nil, errCorrupt
 		}
 		hash := string(b[:hl])

@@ -20,11 +20,18 @@ type Rev struct {
 // String formats the revision as "N-hash".
 func (r Rev) String() string { return strconv.Itoa(r.Gen) + "-" + r.Hash }
 
-// ParseRev parses "N-hash" with couchdoc.ParseRev.
+// MaxGen bounds a revision's generation (the tree encoding relies on it).
+const MaxGen = 1<<31 - 1
+
+// ParseRev parses "N-hash" with couchdoc.ParseRev; a generation above
+// MaxGen is also ErrBadRequest.
 func ParseRev(s string) (Rev, error) {
 	gen, hash, err := couchdoc.ParseRev(s)
 	if err != nil {
 		return Rev{}, err
+	}
+	if gen > MaxGen {
+		return Rev{}, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format: generation too large in %q", s)
 	}
 	return Rev{Gen: gen, Hash: hash}, nil
 }
