@@ -460,4 +460,3 @@ func escapeAttName(name string) string {
 	}
 	return strings.Join(parts, "/")
 }
-
