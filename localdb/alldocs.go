@@ -2,12 +2,7 @@ package localdb
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-
-	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/localdb/revtree"
 )
 
 // AllDocs lists documents by id as CouchDB's _all_docs, calling fn per row,
@@ -170,8 +165,3 @@ func (db *DB) Conflicts(ctx context.Context, fn func(id string) error) error {
 		}
 	}
 }
-
-var _ = errors.Is
-var _ = sql.ErrNoRows
-var _ = couchdoc.ErrNotFound
-var _ revtree.Rev

@@ -15,7 +15,6 @@ const (
 	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
 	qInsertRev        = "INSERT INTO revs (doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos) VALUES (?, ?, ?, ?, ?, ?)"
-	qLoadDoc          = "SELECT doc_id, tree FROM docs WHERE id = ?"
 	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
 	qRenameChunks     = "UPDATE att_chunks SET digest = ? WHERE digest = ?"
 	qSetRevsLimit     = "UPDATE meta SET value=? WHERE key='revs_limit'"
@@ -37,7 +36,6 @@ var writeQueries = []string{
 	qInsertEmptyChunk,
 	qInsertRev,
 	qInsertRevAtt,
-	qLoadDoc,
 	qLocalRev,
 	qRenameChunks,
 	qSetRevsLimit,

@@ -11,11 +11,6 @@ import (
 	"github.com/settee/settee/localdb/revtree"
 )
 
-// docRow reads a document's row from the read pool; ErrNotFound if missing.
-func (db *DB) docRow(ctx context.Context, id string) (*docState, error) {
-	return loadRow(ctx, db.reader, id)
-}
-
 func loadRow(ctx context.Context, q querier, id string) (*docState, error) {
 	st := &docState{id: id}
 	var tree []byte

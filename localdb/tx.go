@@ -3,7 +3,6 @@ package localdb
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/settee/settee/localdb/revtree"
@@ -132,21 +131,6 @@ type docState struct {
 	id         string
 	tree       *revtree.Tree
 	orig       []byte // the tree's encoding when loaded
-}
-
-// loadDoc reads a document's tree; a missing document gives an empty state.
-func (w *wtx) loadDoc(id string) (*docState, error) {
-	st := &docState{id: id}
-	var tree []byte
-	err := w.queryRow(qLoadDoc, id).Scan(&st.docID, &tree)
-	if errors.Is(err, sql.ErrNoRows) {
-		st.tree = &revtree.Tree{}
-		return st, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load %q: %w", id, err)
-	}
-	return st, st.setTree(tree)
 }
 
 func (st *docState) setTree(enc []byte) error {
