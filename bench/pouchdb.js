@@ -1,6 +1,6 @@
 // PouchDB contender of the Settee benchmark (run by `go run ./bench`).
 //
-//   node bench/pouchdb.js pull|push|noop-pull|pull-again --remote URL --local DIR
+//   node bench/pouchdb.js pull|push --remote URL --local DIR
 //        [--adapter leveldb|memory] [--prefill URL] [--batch-size N]
 //
 // pull replicates REMOTE into the local store, push replicates the local
