@@ -49,9 +49,9 @@ func checkDigest(stated, got string, strict bool) bool {
 }
 
 // writeContent stores an attachment's bytes once per digest, in chunks, and
-// returns the digest and length. Streamed bodies are hashed while written;
-// a stated digest or length (wantLen >= 0) that does not match gives
-// ErrDigestMismatch and leaves no content behind.
+// returns the digest and length. Streamed bodies were staged (stage.go)
+// before the transaction; a stated digest or length (wantLen >= 0) that
+// does not match gives ErrDigestMismatch and no content is kept.
 //
 // strict is set for local edits; replicated writes tolerate a digest
 // mismatch (see checkDigest).
@@ -75,70 +75,11 @@ func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (
 		_, err := w.exec(qInsertContent, d, len(a.Data))
 		return d, int64(len(a.Data)), err
 	}
-	// Streamed: write under a temporary key, then rename to the digest.
-	known := false
-	if strict && strings.HasPrefix(a.Digest, "md5-") {
-		ok, err := w.haveContent(a.Digest)
-		if err != nil {
-			return "", 0, err
-		}
-		known = ok // only hash the stream to check it
+	s := w.staged[a]
+	if s == nil {
+		return "", 0, fmt.Errorf("localdb: attachment %q body was not staged", a.Name)
 	}
-	tmp := "tmp-" + newUUID()
-	h := md5.New()
-	buf := make([]byte, chunkSize)
-	var n int64
-	for i := 0; ; i++ {
-		if err := w.ctx.Err(); err != nil {
-			return "", 0, err
-		}
-		k, err := io.ReadFull(a.Body, buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			n += int64(k)
-			if !known {
-				if _, err := w.exec(qInsertChunk, tmp, i, buf[:k]); err != nil {
-					return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
-				}
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			w.exec(qDeleteChunks, tmp)
-			return "", 0, fmt.Errorf("read attachment %q: %w", a.Name, err)
-		}
-	}
-	d := md5Digest(h)
-	if !checkDigest(a.Digest, d, strict) || (wantLen >= 0 && wantLen != n) {
-		if !known {
-			if _, err := w.exec(qDeleteChunks, tmp); err != nil {
-				return "", 0, err
-			}
-		}
-		return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
-	}
-	if known {
-		return d, n, nil
-	}
-	ok, err := w.haveContent(d)
-	if err != nil {
-		return "", 0, err
-	}
-	if ok {
-		_, err = w.exec(qDeleteChunks, tmp)
-		return d, n, err
-	}
-	if n == 0 {
-		if _, err := w.exec(qInsertEmptyChunk, d); err != nil {
-			return "", 0, err
-		}
-	} else if _, err := w.exec(qRenameChunks, d, tmp); err != nil {
-		return "", 0, err
-	}
-	_, err = w.exec(qInsertContent, d, n)
-	return d, n, err
+	return w.useStaged(a, s, wantLen, strict)
 }
 
 func (w *wtx) haveContent(digest string) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
 )
 
@@ -16,6 +17,8 @@ type wtx struct {
 	seq   int64                // highest sequence assigned so far
 	bound map[string]*sql.Stmt // the writer's statements bound to tx
 	pend  pending              // buffered inserts of new documents
+	// staged holds the attachment bodies streamed in before the batch.
+	staged map[*couchdoc.Attachment]*stagedContent
 	// lastDocID is the highest doc_id handed out, once haveDocID.
 	lastDocID int64
 	haveDocID bool

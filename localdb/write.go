@@ -70,7 +70,13 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // whole (I/O, closed database); per-document errors are in the results.
 func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool) ([]couchdoc.DocResult, error) {
 	results := make([]couchdoc.DocResult, len(docs))
-	err := db.update(ctx, func(w *wtx) error {
+	staged, err := db.stage(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	defer db.unstage(ctx, staged)
+	err = db.update(ctx, func(w *wtx) error {
+		w.staged = staged
 		states, err := w.preload(docs)
 		if err != nil {
 			return err

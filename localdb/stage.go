@@ -1,0 +1,129 @@
+package localdb
+
+import (
+	"context"
+	"crypto/md5"
+	"fmt"
+	"io"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// Streamed attachment bodies (Attachment.Body) are read into the store
+// before their document's transaction, in small transactions of their own
+// under a temporary key: a slow upload then never holds the single writer
+// for long. The document's transaction checks the digest and length and
+// renames the chunks to the digest (or drops them when that content is
+// already stored). Whatever is left under a temporary key afterwards (a
+// refused document, a failed batch) is deleted; a crash leaves chunks that
+// Compact removes.
+
+// stageChunks is how many chunks one staging transaction writes: the
+// memory a streamed body costs.
+const stageChunks = 4
+
+// stagedContent is one streamed body, stored under key.
+type stagedContent struct {
+	key    string
+	digest string
+	length int64
+}
+
+// stage streams the Body of every attachment of docs into the store.
+func (db *DB) stage(ctx context.Context, docs []*couchdoc.Doc) (map[*couchdoc.Attachment]*stagedContent, error) {
+	var staged map[*couchdoc.Attachment]*stagedContent
+	for _, d := range docs {
+		if d == nil {
+			continue
+		}
+		for _, a := range d.Attachments {
+			if a == nil || a.Stub || a.Body == nil {
+				continue
+			}
+			if staged == nil {
+				staged = make(map[*couchdoc.Attachment]*stagedContent)
+			}
+			s, err := db.stageOne(ctx, a)
+			if s != nil {
+				staged[a] = s
+			}
+			if err != nil {
+				db.unstage(ctx, staged)
+				return nil, err
+			}
+		}
+	}
+	return staged, nil
+}
+
+func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedContent, error) {
+	s := &stagedContent{key: "tmp-" + newUUID()}
+	h := md5.New()
+	buf := make([]byte, stageChunks*chunkSize)
+	idx := 0
+	for {
+		k, rerr := io.ReadFull(a.Body, buf)
+		if k > 0 {
+			h.Write(buf[:k])
+			s.length += int64(k)
+			err := db.update(ctx, func(w *wtx) error {
+				for off := 0; off < k; off += chunkSize {
+					if _, err := w.exec(qInsertChunk, s.key, idx, buf[off:min(off+chunkSize, k)]); err != nil {
+						return fmt.Errorf("store attachment %q: %w", a.Name, err)
+					}
+					idx++
+				}
+				return nil
+			})
+			if err != nil {
+				return s, err
+			}
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return s, fmt.Errorf("read attachment %q: %w", a.Name, rerr)
+		}
+	}
+	s.digest = md5Digest(h)
+	return s, nil
+}
+
+// unstage deletes whatever is still stored under the staged keys (content
+// renamed to its digest is not).
+func (db *DB) unstage(ctx context.Context, staged map[*couchdoc.Attachment]*stagedContent) {
+	if len(staged) == 0 {
+		return
+	}
+	// Best effort even when ctx is done; Compact removes leftovers.
+	db.update(context.WithoutCancel(ctx), func(w *wtx) error {
+		for _, s := range staged {
+			if _, err := w.exec(qDeleteChunks, s.key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// useStaged finishes a staged body inside the document's transaction.
+func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64, strict bool) (string, int64, error) {
+	if !checkDigest(a.Digest, s.digest, strict) || (wantLen >= 0 && wantLen != s.length) {
+		return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
+	}
+	ok, err := w.haveContent(s.digest)
+	if err != nil || ok {
+		return s.digest, s.length, err // the staged copy is dropped by unstage
+	}
+	if s.length == 0 {
+		_, err = w.exec(qInsertEmptyChunk, s.digest)
+	} else {
+		_, err = w.exec(qRenameChunks, s.digest, s.key)
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	_, err = w.exec(qInsertContent, s.digest, s.length)
+	return s.digest, s.length, err
+}

@@ -1,0 +1,98 @@
+package localdb_test
+
+import (
+	"bytes"
+	"database/sql"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// TestSlowUploadDoesNotBlockWriters: a streamed attachment is read outside
+// the document's transaction, so other writes go on while it arrives.
+func TestSlowUploadDoesNotBlockWriters(t *testing.T) {
+	db := open(t)
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Put(bg, &couchdoc.Doc{ID: "upload", Attachments: map[string]*couchdoc.Attachment{"big": {Body: pr}}})
+		done <- err
+	}()
+	if _, err := pw.Write(bytes.Repeat([]byte("x"), 3<<20)); err != nil { // the upload is under way
+		t.Fatal(err)
+	}
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := db.Put(bg, &couchdoc.Doc{ID: "other", Body: []byte(`{}`)})
+		wrote <- err
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a deadlock guard, not a speed assertion
+		t.Fatal("a write waited for a pending upload")
+	}
+	pw.Write([]byte("tail"))
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_, rc, err := db.OpenAttachment(bg, "upload", "", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, rc)
+	rc.Close()
+	if n != 3<<20+4 {
+		t.Fatalf("read back %d bytes", n)
+	}
+}
+
+// TestRefusedUploadLeavesNoChunks: the bytes of a document that is refused
+// (conflict, digest mismatch) or of a failed read do not stay in the file.
+func TestRefusedUploadLeavesNoChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	put(t, db, "taken", "", `{}`)
+	body := func() io.Reader { return bytes.NewReader(bytes.Repeat([]byte("y"), 600<<10)) }
+	_, err = db.Put(bg, &couchdoc.Doc{ID: "taken", Attachments: map[string]*couchdoc.Attachment{"a": {Body: body()}}})
+	wantErr(t, err, couchdoc.ErrConflict)
+	_, err = db.Put(bg, &couchdoc.Doc{ID: "x", Attachments: map[string]*couchdoc.Attachment{"a": {Body: body(), Length: 1}}})
+	wantErr(t, err, couchdoc.ErrDigestMismatch)
+	_, err = db.Put(bg, &couchdoc.Doc{ID: "y", Attachments: map[string]*couchdoc.Attachment{"a": {Body: io.MultiReader(body(), errReader{})}}})
+	if err == nil {
+		t.Fatal("a failing body was accepted")
+	}
+	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow("SELECT COUNT(*) FROM att_chunks").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d chunks left behind", n)
+	}
+	if info, _ := db.Info(bg); info.DocCount != 1 {
+		t.Fatalf("info %+v", info)
+	}
+	if err := db.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, io.ErrClosedPipe }
