@@ -13,6 +13,10 @@ import (
 // transactions so other writers are not held up for long. The revision
 // trees (ids and history) are kept.
 func (db *DB) Compact(ctx context.Context) error {
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
 	cursor := int64(0)
 	for {
 		var n int
@@ -88,10 +92,6 @@ func (db *DB) Compact(ctx context.Context) error {
 		return fmt.Errorf("compact attachments: %w", err)
 	}
 	// Give the freed pages back to the main file and empty the WAL.
-	if err := db.enter(); err != nil {
-		return err
-	}
-	defer db.leave()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	if _, err := db.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {

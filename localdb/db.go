@@ -229,6 +229,10 @@ func (db *DB) SetRevsLimit(ctx context.Context, n int) error {
 	if n <= 0 {
 		return couchdoc.Errorf(couchdoc.ErrBadRequest, "revs_limit must be a positive integer")
 	}
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
 	return db.update(ctx, func(w *wtx) error {
 		if _, err := w.exec(qSetRevsLimit, strconv.Itoa(n)); err != nil {
 			return err

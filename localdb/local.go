@@ -47,6 +47,10 @@ func (db *DB) GetLocal(ctx context.Context, id string) (*couchdoc.Doc, error) {
 // PutLocal writes a local document; doc.Rev must be its current "0-N" (or
 // "" when it does not exist), else ErrConflict. doc.Deleted deletes it.
 func (db *DB) PutLocal(ctx context.Context, doc *couchdoc.Doc) (string, error) {
+	if err := db.enter(); err != nil {
+		return "", err
+	}
+	defer db.leave()
 	var rev string
 	err := db.update(ctx, func(w *wtx) error {
 		var err error

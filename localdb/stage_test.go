@@ -3,6 +3,7 @@ package localdb_test
 import (
 	"bytes"
 	"database/sql"
+	"errors"
 	"io"
 	"path/filepath"
 	"testing"
@@ -96,3 +97,34 @@ func TestRefusedUploadLeavesNoChunks(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, io.ErrClosedPipe }
+
+// TestCloseWaitsForUpload: Close lets a write in flight, upload included,
+// finish.
+func TestCloseWaitsForUpload(t *testing.T) {
+	db, err := localdb.Open(filepath.Join(t.TempDir(), "x.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Put(bg, &couchdoc.Doc{ID: "upload", Attachments: map[string]*couchdoc.Attachment{"a": {Body: pr}}})
+		done <- err
+	}()
+	pw.Write(bytes.Repeat([]byte("z"), 2<<20))
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	for i := 0; i < 3; i++ {
+		pw.Write(bytes.Repeat([]byte("z"), 1<<20))
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("write in flight during Close: %v", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "late"}); !errors.Is(err, localdb.ErrClosed) {
+		t.Fatalf("Put after Close: %v", err)
+	}
+}

@@ -29,11 +29,8 @@ type wtx struct {
 }
 
 // update runs fn in one write transaction; fn's error rolls it back.
+// Callers are inside enter/leave.
 func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
-	if err := db.enter(); err != nil {
-		return err
-	}
-	defer db.leave()
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	tx, err := db.writer.BeginTx(ctx, nil)

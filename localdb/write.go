@@ -38,6 +38,10 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 	if couchdoc.IsLocalID(id) {
 		return "", db.DeleteLocal(ctx, id, rev)
 	}
+	if err := db.enter(); err != nil {
+		return "", err
+	}
+	defer db.leave()
 	doc := &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}
 	var newRev string
 	err := db.update(ctx, func(w *wtx) error {
@@ -69,6 +73,10 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // a wrong length is ErrDigestMismatch. The returned error is for the batch as a
 // whole (I/O, closed database); per-document errors are in the results.
 func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool) ([]couchdoc.DocResult, error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
 	results := make([]couchdoc.DocResult, len(docs))
 	staged, err := db.stage(ctx, docs)
 	if err != nil {
