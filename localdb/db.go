@@ -224,7 +224,7 @@ func (db *DB) Path() string { return db.path }
 func (db *DB) RevsLimit() int { return int(db.revsLimit.Load()) }
 
 // SetRevsLimit changes and persists the revs limit; documents are stemmed to
-// it on their next write, as in CouchDB. n must be positive.
+// it on their next write or by Compact, as in CouchDB. n must be positive.
 func (db *DB) SetRevsLimit(ctx context.Context, n int) error {
 	if n <= 0 {
 		return couchdoc.Errorf(couchdoc.ErrBadRequest, "revs_limit must be a positive integer")

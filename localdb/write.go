@@ -60,7 +60,10 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 
 // BulkDocs writes documents in one transaction and returns one result per
 // input document, in input order; one bad document does not fail the
-// others. With newEdits each document is a local edit as in Put. Without,
+// others. Streamed attachment bodies are read into the store first, outside
+// that transaction (see stage.go), so they never hold up other writers.
+//
+// With newEdits each document is a local edit as in Put. Without,
 // each carries _rev and _revisions and its history is merged into the
 // document's tree as replication does (CouchDB's new_edits=false); a
 // revision the tree already has (even only by id) is ignored with its
