@@ -107,13 +107,17 @@ type feedRow struct {
 	docID   int64
 	id      string
 	seq     int64
-	tree    []byte
-	body    []byte
-	hasAtts bool
-	revRow  sql.NullInt64
+	winner  string
+	deleted bool
+	// conflicted: the winner has live conflicts.
+	conflicted bool
+	tree       []byte
+	body       []byte
+	hasAtts    bool
+	revRow     sql.NullInt64
 }
 
-const feedCols = `d.doc_id, d.id, d.seq, d.tree, r.body, COALESCE(r.has_atts, 0), r.rev_row
+const feedCols = `d.doc_id, d.id, d.seq, d.winner, d.deleted, d.conflicted, d.tree, r.body, COALESCE(r.has_atts, 0), r.rev_row
 	FROM docs d LEFT JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner`
 
 // Changes streams the changes feed after opts.Since to fn, page by page
@@ -216,7 +220,7 @@ func (db *DB) feedPage(ctx context.Context, q string, args ...any) ([]*feedRow, 
 	var page []*feedRow
 	for rows.Next() {
 		r := &feedRow{}
-		if err := rows.Scan(&r.docID, &r.id, &r.seq, &r.tree, &r.body, &r.hasAtts, &r.revRow); err != nil {
+		if err := rows.Scan(&r.docID, &r.id, &r.seq, &r.winner, &r.deleted, &r.conflicted, &r.tree, &r.body, &r.hasAtts, &r.revRow); err != nil {
 			return nil, fmt.Errorf("changes: %w", err)
 		}
 		page = append(page, r)
@@ -265,13 +269,18 @@ func sortRows(rows []*feedRow, desc bool) {
 
 // feedChange turns a row into a Change, or nil when the filter drops it.
 func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (*Change, error) {
-	t, err := revtree.Unmarshal(r.tree)
-	if err != nil {
-		return nil, fmt.Errorf("doc %q: %w", r.id, err)
+	c := &Change{Seq: r.seq, ID: r.id, Deleted: r.deleted, Revs: []string{r.winner}}
+	// The winner is in the row; the tree is only decoded for the other
+	// leaves.
+	var t *revtree.Tree
+	var leaves []int
+	if opts.AllDocs || (opts.IncludeDocs && opts.Conflicts && r.conflicted) {
+		var err error
+		if t, err = revtree.Unmarshal(r.tree); err != nil {
+			return nil, fmt.Errorf("doc %q: %w", r.id, err)
+		}
+		leaves = t.Leaves()
 	}
-	leaves := t.Leaves()
-	win := t.Nodes[leaves[0]]
-	c := &Change{Seq: r.seq, ID: r.id, Deleted: win.Deleted, Revs: []string{win.Rev.String()}}
 	if opts.AllDocs {
 		for _, l := range leaves[1:] {
 			c.Revs = append(c.Revs, t.Nodes[l].Rev.String())
@@ -280,10 +289,10 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 	if !opts.IncludeDocs && opts.Filter == nil {
 		return c, nil
 	}
-	doc := &couchdoc.Doc{ID: r.id, Rev: win.Rev.String(), Deleted: win.Deleted, Body: r.body}
+	doc := &couchdoc.Doc{ID: r.id, Rev: r.winner, Deleted: r.deleted, Body: r.body}
 	if r.hasAtts && r.revRow.Valid {
 		err := db.readTxIn(ctx, func(tx *sql.Tx) error {
-			return db.fillAtts(ctx, tx, doc, r.revRow.Int64, t, leaves[0], GetOptions{})
+			return db.fillAtts(ctx, tx, doc, r.revRow.Int64, nil, -1, GetOptions{})
 		})
 		if err != nil {
 			return nil, err
@@ -293,7 +302,7 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 		return nil, nil
 	}
 	if opts.IncludeDocs {
-		if opts.Conflicts {
+		if opts.Conflicts && t != nil {
 			for _, l := range leaves[1:] {
 				if !t.Nodes[l].Deleted {
 					doc.Conflicts = append(doc.Conflicts, t.Nodes[l].Rev.String())

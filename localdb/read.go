@@ -222,7 +222,8 @@ func storedRevs(ctx context.Context, q querier, docID int64) (map[string]bool, e
 }
 
 // fillAtts adds the revision's attachments: stubs, or bodies when asked
-// (only those newer than the newest AttsSince ancestor).
+// (only those newer than the newest AttsSince ancestor of node i of t; t
+// may be nil when opts has no AttsSince).
 func (db *DB) fillAtts(ctx context.Context, tx *sql.Tx, doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, opts GetOptions) error {
 	rows, err := tx.QueryContext(ctx, "SELECT name, digest, content_type, length, revpos FROM rev_atts WHERE rev_row = ?", revRow)
 	if err != nil {
