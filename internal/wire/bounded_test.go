@@ -69,3 +69,26 @@ func TestEndlessValuesAreBounded(t *testing.T) {
 		t.Fatalf("a 2 MB feed of small rows: %d rows, %v", n, err)
 	}
 }
+
+// TestEndlessAttachmentPart: a part longer than its attachment's declared
+// length ends the answer with couchdoc.ErrDigestMismatch once the callback
+// returns, instead of reading on to the next part (which may never come).
+func TestEndlessAttachmentPart(t *testing.T) {
+	r := &endlessReader{filler: 'z', prefix: "--outer\r\nContent-Type: multipart/related; boundary=\"inner\"\r\n\r\n" +
+		"--inner\r\nContent-Type: application/json\r\n\r\n" +
+		`{"_id":"x","_rev":"1-a","_attachments":{"f":{"content_type":"text/plain","revpos":1,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"follows":true}}}` +
+		"\r\n--inner\r\nContent-Type: text/plain\r\n\r\n"}
+	err := ReadMultipart(r, `multipart/mixed; boundary="outer"`, func(doc *couchdoc.Doc, _ error) error {
+		_, err := io.Copy(io.Discard, doc.Attachments["f"].Body)
+		if !errors.Is(err, couchdoc.ErrDigestMismatch) {
+			t.Errorf("reading the body: %v, want a digest mismatch", err)
+		}
+		return nil // a caller that counts the document as failed and goes on
+	})
+	if !errors.Is(err, couchdoc.ErrDigestMismatch) {
+		t.Fatalf("got %v, want ErrDigestMismatch", err)
+	}
+	if r.n > 1<<20 {
+		t.Fatalf("read %d bytes of an endless part", r.n)
+	}
+}

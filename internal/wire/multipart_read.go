@@ -256,22 +256,35 @@ func readRelated(r io.Reader, boundary string, fn DocFunc) error {
 		a.Body = &attBody{st: st, idx: i}
 		a.Data = nil
 	}
-	return fn(doc, nil)
+	if err := fn(doc, nil); err != nil {
+		return err
+	}
+	// A part longer than its attachment's length is a broken or hostile
+	// server: stop here rather than read the rest of the part (which may
+	// never end) on the way to the next one.
+	for _, v := range st.verifiers {
+		if v != nil && v.overrun() {
+			return v.err
+		}
+	}
+	return nil
 }
 
 // relatedState hands out the attachment parts of one multipart/related
 // document to their Body readers.
 type relatedState struct {
-	mr       *multipart.Reader
-	order    []followEntry
-	atts     []*couchdoc.Attachment
-	readers  []io.Reader // per attachment: live part reader or spool
-	live     int         // index whose reader reads the current part, or -1
-	started  bool
-	spools   []*spool
-	spoolMem int64 // bytes the spools hold in memory
-	err      error // sticky error of the part stream
-	done     bool
+	mr      *multipart.Reader
+	order   []followEntry
+	atts    []*couchdoc.Attachment
+	readers []io.Reader // per attachment: live part reader or spool
+	// verifiers check each part that was started, by attachment.
+	verifiers []*verifier
+	live      int // index whose reader reads the current part, or -1
+	started   bool
+	spools    []*spool
+	spoolMem  int64 // bytes the spools hold in memory
+	err       error // sticky error of the part stream
+	done      bool
 }
 
 var errBodyGone = errors.New("wire: attachment body read after its callback returned")
@@ -360,7 +373,12 @@ func (st *relatedState) partReader(i int, p *multipart.Part) io.Reader {
 	if !st.order[i].hasLength {
 		length = -1
 	}
-	return newVerifier(src, a.Name, length, a.Digest)
+	v := newVerifier(src, a.Name, length, a.Digest)
+	if st.verifiers == nil {
+		st.verifiers = make([]*verifier, len(st.order))
+	}
+	st.verifiers[i] = v
+	return v
 }
 
 func (st *relatedState) close() {

@@ -246,6 +246,9 @@ func newVerifier(r io.Reader, name string, length int64, digest string) *verifie
 	return v
 }
 
+// overrun reports whether more bytes than the declared length arrived.
+func (v *verifier) overrun() bool { return v.length >= 0 && v.n > v.length }
+
 func (v *verifier) Read(p []byte) (int, error) {
 	if v.err != nil {
 		return 0, v.err
