@@ -226,7 +226,7 @@ func (r *attReader) Read(p []byte) (int, error) {
 
 // next reads the next chunk into the reader's own buffer.
 func (r *attReader) next() error {
-	rows, err := r.db.reader.QueryContext(r.ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", r.digest, r.idx)
+	rows, err := r.db.rstmts[rChunk].QueryContext(r.ctx, r.digest, r.idx)
 	if err != nil {
 		return fmt.Errorf("read attachment chunk: %w", err)
 	}
@@ -255,8 +255,8 @@ func (r *attReader) Close() error {
 }
 
 // readAllContent reads small content whole.
-func (db *DB) readAllContent(ctx context.Context, q querier, digest string) ([]byte, error) {
-	rows, err := q.QueryContext(ctx, "SELECT data FROM att_chunks WHERE digest = ? ORDER BY idx", digest)
+func (db *DB) readAllContent(ctx context.Context, tx *sql.Tx, digest string) ([]byte, error) {
+	rows, err := db.rs(ctx, tx, rContent).QueryContext(ctx, digest)
 	if err != nil {
 		return nil, err
 	}

@@ -197,3 +197,18 @@ func BenchmarkBulkDocsVsBaseline(b *testing.B) {
 	b.ReportMetric(float64(b.N*1000)/base.Seconds(), "baseline-docs/s")
 	b.ReportMetric(base.Seconds()/ours.Seconds(), "ratio")
 }
+
+func BenchmarkGet(b *testing.B) {
+	db := benchDB(b)
+	docs := replBatch(0, 1000)
+	if _, err := db.BulkDocs(bg, docs, false); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := db.Get(bg, docs[i%1000].ID, localdb.GetOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}

@@ -27,8 +27,9 @@ var ErrClosed = errors.New("localdb: database is closed")
 type DB struct {
 	path   string
 	uuid   string
-	writer *sqlx.DB // one connection, BEGIN IMMEDIATE
-	reader *sqlx.DB // read-only pool
+	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
+	reader *sqlx.DB             // read-only pool
+	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
 
 	wmu   gosync.Mutex // serialises write transactions and the stmt cache
 	stmts map[string]*sql.Stmt
@@ -83,6 +84,16 @@ func Open(path string, opts *Options) (*DB, error) {
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
 	db.reader = r
+	db.rstmts = make(map[string]*sql.Stmt, len(readQueries))
+	for _, q := range readQueries {
+		s, err := r.PrepareContext(ctx, q)
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, fmt.Errorf("open %s: prepare %q: %w", path, q, err)
+		}
+		db.rstmts[q] = s
+	}
 	return db, nil
 }
 
@@ -209,6 +220,9 @@ func (db *DB) Close() error {
 	}
 	db.stmts = nil
 	db.wmu.Unlock()
+	for _, s := range db.rstmts {
+		errs = append(errs, s.Close())
+	}
 	errs = append(errs, db.reader.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }

@@ -45,3 +45,15 @@ var writeQueries = []string{
 	qInsertDocsChunk,
 	qInsertRevsChunk,
 }
+
+// The read pool's hot statements, prepared when the database opens (each
+// pool connection prepares them once, on first use).
+const (
+	rLoadRow = "SELECT doc_id, seq, tree FROM docs WHERE id = ?"
+	rBody    = "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?"
+	rRevAtts = "SELECT name, digest, content_type, length, revpos FROM rev_atts WHERE rev_row = ?"
+	rContent = "SELECT data FROM att_chunks WHERE digest = ? ORDER BY idx"
+	rChunk   = "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?"
+)
+
+var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk}

@@ -11,10 +11,16 @@ import (
 	"github.com/settee/settee/localdb/revtree"
 )
 
-func loadRow(ctx context.Context, q querier, id string) (*docState, error) {
+// rs returns the read pool's prepared statement for query, bound to tx.
+func (db *DB) rs(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
+	return tx.StmtContext(ctx, db.rstmts[query])
+}
+
+// loadRow reads a document's row; ErrNotFound if missing.
+func (db *DB) loadRow(ctx context.Context, tx *sql.Tx, id string) (*docState, error) {
 	st := &docState{id: id}
 	var tree []byte
-	err := q.QueryRowContext(ctx, "SELECT doc_id, seq, tree FROM docs WHERE id = ?", id).Scan(&st.docID, &st.seq, &tree)
+	err := db.rs(ctx, tx, rLoadRow).QueryRowContext(ctx, id).Scan(&st.docID, &st.seq, &tree)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 	}
@@ -35,7 +41,7 @@ func (db *DB) Get(ctx context.Context, id string, opts GetOptions) (*couchdoc.Do
 	}
 	var doc *couchdoc.Doc
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		st, err := loadRow(ctx, tx, id)
+		st, err := db.loadRow(ctx, tx, id)
 		if err != nil {
 			return err
 		}
@@ -82,7 +88,7 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, opts GetOp
 	}
 	var out []OpenRev
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		st, err := loadRow(ctx, tx, id)
+		st, err := db.loadRow(ctx, tx, id)
 		if errors.Is(err, couchdoc.ErrNotFound) && revs != nil {
 			for _, r := range revs {
 				out = append(out, OpenRev{Missing: r})
@@ -152,7 +158,7 @@ func (db *DB) makeDoc(ctx context.Context, tx *sql.Tx, st *docState, i int, opts
 	var body []byte
 	var revRow int64
 	var hasAtts bool
-	err := tx.QueryRowContext(ctx, "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?", st.docID, n.Rev.String()).
+	err := db.rs(ctx, tx, rBody).QueryRowContext(ctx, st.docID, n.Rev.String()).
 		Scan(&revRow, &body, &hasAtts)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
@@ -225,7 +231,7 @@ func storedRevs(ctx context.Context, q querier, docID int64) (map[string]bool, e
 // (only those newer than the newest AttsSince ancestor of node i of t; t
 // may be nil when opts has no AttsSince).
 func (db *DB) fillAtts(ctx context.Context, tx *sql.Tx, doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, opts GetOptions) error {
-	rows, err := tx.QueryContext(ctx, "SELECT name, digest, content_type, length, revpos FROM rev_atts WHERE rev_row = ?", revRow)
+	rows, err := db.rs(ctx, tx, rRevAtts).QueryContext(ctx, revRow)
 	if err != nil {
 		return err
 	}
