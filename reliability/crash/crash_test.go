@@ -151,7 +151,7 @@ func killLoop(t *testing.T, pull bool) {
 			rtest.Count.Crashes.Add(1)
 		} else {
 			completed++
-			maxDelay = maxDelay * 3 / 4 // finishing first: kill sooner
+			maxDelay = max(maxDelay*3/4, 20*time.Millisecond) // finishing first: kill sooner
 		}
 		addDocs(fmt.Sprintf("k%d-", i), 5+rng.Intn(20))
 	}

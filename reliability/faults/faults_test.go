@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -98,7 +99,11 @@ func newRig(t *testing.T, pouch *rtest.Pouch, seed int64, sc scenario) *rig {
 		to = 3 * time.Second
 	}
 	var err error
-	r.faulty, err = couch.New(r.toxi.URL, &couch.Options{Timeout: to, Retries: 4, BackoffBase: 5 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
+	// A new connection per request: Toxiproxy draws its toxics per
+	// connection, and pooled keep-alive connections would dodge them.
+	tr := &http.Transport{DisableKeepAlives: true}
+	t.Cleanup(tr.CloseIdleConnections)
+	r.faulty, err = couch.New(r.toxi.URL, &couch.Options{Timeout: to, Retries: 4, BackoffBase: 5 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
