@@ -3,6 +3,7 @@ package localdb
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/settee/settee/localdb/revtree"
 )
@@ -85,7 +86,14 @@ func (db *DB) Compact(ctx context.Context) error {
 		if _, err := w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest NOT IN (SELECT digest FROM rev_atts)"); err != nil {
 			return err
 		}
-		_, err := w.tx.ExecContext(ctx, "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content)")
+		// Chunks of no content, except those of uploads in flight (taken
+		// while holding the writer, so no staged chunk can slip in).
+		q := "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content)"
+		keys := db.stagingKeys()
+		if len(keys) > 0 {
+			q += " AND digest NOT IN (?" + strings.Repeat(", ?", len(keys)-1) + ")"
+		}
+		_, err := w.tx.ExecContext(ctx, q, keys...)
 		return err
 	})
 	if err != nil {

@@ -37,6 +37,9 @@ type DB struct {
 	revsLimit atomic.Int64
 	updateSeq atomic.Int64
 
+	smu     gosync.Mutex
+	staging map[string]bool // temporary chunk keys of uploads in flight
+
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed
 
@@ -70,7 +73,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{})}
+	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}), staging: make(map[string]bool)}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()

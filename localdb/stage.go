@@ -3,6 +3,7 @@ package localdb
 import (
 	"context"
 	"crypto/md5"
+	"database/sql"
 	"fmt"
 	"io"
 
@@ -58,6 +59,9 @@ func (db *DB) stage(ctx context.Context, docs []*couchdoc.Doc) (map[*couchdoc.At
 
 func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedContent, error) {
 	s := &stagedContent{key: "tmp-" + newUUID()}
+	db.smu.Lock()
+	db.staging[s.key] = true // Compact leaves these chunks alone
+	db.smu.Unlock()
 	h := md5.New()
 	buf := make([]byte, stageChunks*chunkSize)
 	idx := 0
@@ -105,6 +109,22 @@ func (db *DB) unstage(ctx context.Context, staged map[*couchdoc.Attachment]*stag
 		}
 		return nil
 	})
+	db.smu.Lock()
+	for _, s := range staged {
+		delete(db.staging, s.key)
+	}
+	db.smu.Unlock()
+}
+
+// stagingKeys lists the temporary keys of the uploads in flight.
+func (db *DB) stagingKeys() []any {
+	db.smu.Lock()
+	defer db.smu.Unlock()
+	keys := make([]any, 0, len(db.staging))
+	for k := range db.staging {
+		keys = append(keys, k)
+	}
+	return keys
 }
 
 // useStaged finishes a staged body inside the document's transaction.
@@ -119,7 +139,14 @@ func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64,
 	if s.length == 0 {
 		_, err = w.exec(qInsertEmptyChunk, s.digest)
 	} else {
-		_, err = w.exec(qRenameChunks, s.digest, s.key)
+		var res sql.Result
+		if res, err = w.exec(qRenameChunks, s.digest, s.key); err == nil {
+			// Every staged chunk must still be there.
+			n, _ := res.RowsAffected()
+			if want := (s.length + chunkSize - 1) / chunkSize; n != want {
+				err = fmt.Errorf("localdb: attachment %q: %d of %d staged chunks found", a.Name, n, want)
+			}
+		}
 	}
 	if err != nil {
 		return "", 0, err

@@ -128,3 +128,33 @@ func TestCloseWaitsForUpload(t *testing.T) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 }
+
+// TestCompactSparesUploadInFlight: Compact, which drops chunks of no
+// content, must not drop those of an upload still being staged.
+func TestCompactSparesUploadInFlight(t *testing.T) {
+	db := open(t)
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.Put(bg, &couchdoc.Doc{ID: "upload", Attachments: map[string]*couchdoc.Attachment{"a": {Body: pr}}})
+		done <- err
+	}()
+	pw.Write(bytes.Repeat([]byte("c"), 3<<20)) // some chunks are staged now
+	if err := db.Compact(bg); err != nil {
+		t.Fatal(err)
+	}
+	pw.Write(bytes.Repeat([]byte("d"), 1<<20))
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	_, rc, err := db.OpenAttachment(bg, "upload", "", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := io.Copy(io.Discard, rc)
+	rc.Close()
+	if n != 4<<20 {
+		t.Fatalf("read back %d bytes", n)
+	}
+}
