@@ -200,6 +200,8 @@ type attReader struct {
 	ctx    context.Context
 	db     *DB
 	digest string
+	length int64 // expected; a shorter stream is an error
+	read   int64
 	idx    int
 	buf    []byte // unread part of store
 	store  []byte
@@ -213,6 +215,10 @@ func (r *attReader) Read(p []byte) (int, error) {
 	}
 	for len(r.buf) == 0 {
 		if r.done {
+			if r.read != r.length {
+				// The content went away (compacted) while being read.
+				return 0, fmt.Errorf("localdb: attachment content %s: read %d of %d bytes: %w", r.digest, r.read, r.length, io.ErrUnexpectedEOF)
+			}
 			return 0, io.EOF
 		}
 		if err := r.next(); err != nil {
@@ -221,6 +227,7 @@ func (r *attReader) Read(p []byte) (int, error) {
 	}
 	n := copy(p, r.buf)
 	r.buf = r.buf[n:]
+	r.read += int64(n)
 	return n, nil
 }
 

@@ -272,7 +272,7 @@ func (db *DB) fillAtts(ctx context.Context, tx *sql.Tx, doc *couchdoc.Doc, revRo
 					return err
 				}
 			} else {
-				ca.Body = &attReader{ctx: ctx, db: db, digest: a.Digest}
+				ca.Body = &attReader{ctx: ctx, db: db, digest: a.Digest, length: a.Length}
 			}
 		}
 		doc.Attachments[a.Name] = ca
@@ -293,5 +293,5 @@ func (db *DB) OpenAttachment(ctx context.Context, id, rev, name string) (*couchd
 		return nil, nil, couchdoc.Errorf(couchdoc.ErrNotFound, "Document is missing attachment")
 	}
 	a.Stub = false
-	return a, &attReader{ctx: ctx, db: db, digest: a.Digest}, nil
+	return a, &attReader{ctx: ctx, db: db, digest: a.Digest, length: a.Length}, nil
 }
