@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -46,92 +47,199 @@ type BulkGetDocJSON struct {
 // ReadBulkGet streams a JSON _bulk_get answer, calling fn for each document
 // (attachments inline, checked with VerifyInline, or stubs) and, with a nil document, for each error
 // entry (CouchDB's {"error": {...}}, PouchDB's {"missing": rev}) as a
-// *RevError. It never holds more than one document in memory.
+// *RevError. It never holds more than one document in memory. Documents
+// handed to fn do not alias its buffers.
 func ReadBulkGet(r io.Reader, fn DocFunc) error {
 	br := newBounded(r, MaxJSONPart, "_bulk_get document JSON")
-	dec := json.NewDecoder(br)
-	if err := expectDelim(dec, '{'); err != nil {
-		return readErr("_bulk_get answer", err)
+	s := newJSONStream(br)
+	if err := s.expect("_bulk_get answer", '{'); err != nil {
+		return err
 	}
 	seen := false
-	for dec.More() {
-		key, err := stringToken(dec)
-		if err != nil {
-			return readErr("_bulk_get answer", err)
+	var entry []byte // reused: ParseDoc copies what it keeps
+	for first := true; ; first = false {
+		more, err := s.more("_bulk_get answer", '}', first)
+		if err != nil || !more {
+			if err == nil && !seen {
+				return malformedf("_bulk_get answer", "no results")
+			}
+			return err
 		}
-		if key != "results" {
+		key, err := s.readKey("_bulk_get answer")
+		if err != nil {
+			return err
+		}
+		if string(key) != "results" {
 			br.mark()
-			if err := skipValue(dec); err != nil {
-				return readErr("_bulk_get answer", err)
+			if err := s.skipValue("_bulk_get answer"); err != nil {
+				return err
 			}
 			continue
 		}
 		seen = true
-		if err := expectDelim(dec, '['); err != nil {
-			return readErr("_bulk_get results", err)
+		if err := s.expect("_bulk_get results", '['); err != nil {
+			return err
 		}
-		for dec.More() {
-			if err := readBulkGetResult(dec, br, fn); err != nil {
+		for first := true; ; first = false {
+			more, err := s.more("_bulk_get results", ']', first)
+			if err != nil {
+				return err
+			}
+			if !more {
+				break
+			}
+			if entry, err = readBulkGetResult(s, br, entry, fn); err != nil {
 				return err
 			}
 		}
-		if err := expectDelim(dec, ']'); err != nil {
-			return readErr("_bulk_get results", err)
-		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return readErr("_bulk_get answer", err)
-	}
-	if !seen {
-		return malformedf("_bulk_get answer", "no results")
-	}
-	return nil
 }
 
-func readBulkGetResult(dec *json.Decoder, br *boundedReader, fn DocFunc) error {
+func readBulkGetResult(s *jsonStream, br *boundedReader, entry []byte, fn DocFunc) ([]byte, error) {
 	br.mark()
-	if err := expectDelim(dec, '{'); err != nil {
-		return readErr("_bulk_get result", err)
+	if err := s.expect("_bulk_get result", '{'); err != nil {
+		return entry, err
 	}
 	var id string
-	for dec.More() {
-		key, err := stringToken(dec)
-		if err != nil {
-			return readErr("_bulk_get result", err)
+	for first := true; ; first = false {
+		more, err := s.more("_bulk_get result", '}', first)
+		if err != nil || !more {
+			return entry, err
 		}
-		switch key {
+		key, err := s.readKey("_bulk_get result")
+		if err != nil {
+			return entry, err
+		}
+		switch string(key) {
 		case "id":
-			if err := dec.Decode(&id); err != nil {
-				return readErr("_bulk_get result id", err)
+			if entry, err = s.readValue("_bulk_get result id", entry[:0]); err != nil {
+				return entry, err
+			}
+			if err := json.Unmarshal(entry, &id); err != nil {
+				return entry, readErr("_bulk_get result id", err)
 			}
 		case "docs":
-			if err := expectDelim(dec, '['); err != nil {
-				return readErr("_bulk_get docs", err)
+			if err := s.expect("_bulk_get docs", '['); err != nil {
+				return entry, err
 			}
-			for dec.More() {
+			for first := true; ; first = false {
+				more, err := s.more("_bulk_get docs", ']', first)
+				if err != nil {
+					return entry, err
+				}
+				if !more {
+					break
+				}
 				br.mark()
-				var e BulkGetDocJSON
-				if err := dec.Decode(&e); err != nil {
-					return readErr("_bulk_get docs", err)
+				if entry, err = s.readValue("_bulk_get docs", entry[:0]); err != nil {
+					return entry, err
 				}
-				if err := handleBulkGetDoc(id, &e, fn); err != nil {
-					return err
+				if err := readBulkGetEntry(id, entry, fn); err != nil {
+					return entry, err
 				}
-			}
-			if err := expectDelim(dec, ']'); err != nil {
-				return readErr("_bulk_get docs", err)
 			}
 		default:
 			br.mark()
-			if err := skipValue(dec); err != nil {
-				return readErr("_bulk_get result", err)
+			if err := s.skipValue("_bulk_get result"); err != nil {
+				return entry, err
 			}
 		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return readErr("_bulk_get result", err)
+}
+
+// readBulkGetEntry handles one raw element of a result's "docs". The usual
+// {"ok": doc} goes straight to ParseDoc, which validates it; anything else
+// is decoded as before.
+func readBulkGetEntry(id string, entry []byte, fn DocFunc) error {
+	if ok, found := okMember(entry); found {
+		doc, err := couchdoc.ParseDoc(ok)
+		if err != nil {
+			var e BulkGetDocJSON
+			if err := json.Unmarshal(entry, &e); err != nil {
+				return readErr("_bulk_get docs", err) // as before: the entry's syntax error first
+			}
+			return malformed("_bulk_get document", err)
+		}
+		if err := VerifyInline(doc); err != nil {
+			return err
+		}
+		return fn(doc, nil)
 	}
-	return nil
+	var e BulkGetDocJSON
+	if err := json.Unmarshal(entry, &e); err != nil {
+		return readErr("_bulk_get docs", err)
+	}
+	return handleBulkGetDoc(id, &e, fn)
+}
+
+// okMember returns the document of an entry that is exactly {"ok": {...}}
+// (found is false for anything else). It does not validate the document.
+func okMember(entry []byte) (doc []byte, found bool) {
+	i := skipSpace(entry, 0)
+	if i == len(entry) || entry[i] != '{' {
+		return nil, false
+	}
+	i = skipSpace(entry, i+1)
+	if !bytes.HasPrefix(entry[i:], []byte(`"ok"`)) {
+		return nil, false
+	}
+	i = skipSpace(entry, i+4)
+	if i == len(entry) || entry[i] != ':' {
+		return nil, false
+	}
+	i = skipSpace(entry, i+1)
+	j := len(entry) - 1
+	for j > i && isSpace(entry[j]) {
+		j--
+	}
+	if j <= i || entry[j] != '}' {
+		return nil, false
+	}
+	v := bytes.TrimRight(entry[i:j], " \t\n\r")
+	if len(v) == 0 || v[0] != '{' || objectEnd(v) != len(v) {
+		return nil, false
+	}
+	return v, true
+}
+
+// objectEnd returns the index after the object or array starting v[0],
+// tracking strings and nesting only, or -1 when it does not end.
+func objectEnd(v []byte) int {
+	depth, inString, escaped := 0, false, false
+	for i, b := range v {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
 }
 
 func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
@@ -163,44 +271,64 @@ func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 
 // ReadOpenRevsJSON streams the JSON answer of GET /{db}/{id}?open_revs=...:
 // [{"ok": doc}, {"missing": rev}, ...]. A missing revision goes to fn as a
-// *RevError matching couchdoc.ErrNotFound.
+// *RevError matching couchdoc.ErrNotFound. Documents handed to fn do not
+// alias its buffers.
 func ReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 	br := newBounded(r, MaxJSONPart, "open_revs document JSON")
-	dec := json.NewDecoder(br)
-	if err := expectDelim(dec, '['); err != nil {
-		return readErr("open_revs answer", err)
+	s := newJSONStream(br)
+	if err := s.expect("open_revs answer", '['); err != nil {
+		return err
 	}
-	for dec.More() {
+	var entry []byte
+	for first := true; ; first = false {
+		more, err := s.more("open_revs answer", ']', first)
+		if err != nil || !more {
+			return err
+		}
 		br.mark()
-		var e struct {
-			OK      json.RawMessage `json:"ok"`
-			Missing *string         `json:"missing"`
+		if entry, err = s.readValue("open_revs answer", entry[:0]); err != nil {
+			return err
 		}
-		if err := dec.Decode(&e); err != nil {
-			return readErr("open_revs answer", err)
-		}
-		switch {
-		case e.Missing != nil:
-			if err := fn(nil, missingRev("", *e.Missing)); err != nil {
-				return err
-			}
-		case len(e.OK) > 0 && string(e.OK) != "null":
-			doc, err := couchdoc.ParseDoc(e.OK)
-			if err != nil {
-				return malformed("open_revs document", err)
-			}
-			if err := VerifyInline(doc); err != nil {
-				return err
-			}
-			if err := fn(doc, nil); err != nil {
-				return err
-			}
-		default:
-			return malformedf("open_revs answer", "entry with neither ok nor missing")
+		if err := readOpenRevsEntry(entry, fn); err != nil {
+			return err
 		}
 	}
-	if err := expectDelim(dec, ']'); err != nil {
+}
+
+func readOpenRevsEntry(entry []byte, fn DocFunc) error {
+	if ok, found := okMember(entry); found {
+		doc, err := couchdoc.ParseDoc(ok)
+		if err != nil {
+			var e any
+			if err := json.Unmarshal(entry, &e); err != nil {
+				return readErr("open_revs answer", err) // as before: the entry's syntax error first
+			}
+			return malformed("open_revs document", err)
+		}
+		if err := VerifyInline(doc); err != nil {
+			return err
+		}
+		return fn(doc, nil)
+	}
+	var e struct {
+		OK      json.RawMessage `json:"ok"`
+		Missing *string         `json:"missing"`
+	}
+	if err := json.Unmarshal(entry, &e); err != nil {
 		return readErr("open_revs answer", err)
 	}
-	return nil
+	switch {
+	case e.Missing != nil:
+		return fn(nil, missingRev("", *e.Missing))
+	case len(e.OK) > 0 && string(e.OK) != "null":
+		doc, err := couchdoc.ParseDoc(e.OK)
+		if err != nil {
+			return malformed("open_revs document", err)
+		}
+		if err := VerifyInline(doc); err != nil {
+			return err
+		}
+		return fn(doc, nil)
+	}
+	return malformedf("open_revs answer", "entry with neither ok nor missing")
 }
