@@ -139,7 +139,7 @@ func writeSVG(path string, r *Results) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n",
-		html.EscapeString(fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs, %s", r.Meta.docsOrOne(), r.Meta.Date)))
+		html.EscapeString(fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)))
 	y := 40
 	group := func(title, unit string, bars []bar) {
 		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y+14, html.EscapeString(title))
