@@ -2,7 +2,6 @@ package couchdoc
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"strconv"
 )
 
@@ -14,10 +13,11 @@ import (
 // Read-only members (_conflicts, _revs_info, ...) are ignored, as CouchDB does.
 //
 // The result does not alias data. Replicated documents go through here one
-// by one, so it reads the input in one pass after json.Valid (no tokens, no
-// reflection on the common shapes) and allocates little besides the result.
+// by one, so it checks the syntax once (validJSON) and then reads the input
+// in one pass (no tokens, no reflection on the common shapes), allocating
+// little besides the result.
 func ParseDoc(data []byte) (*Doc, error) {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		// Which error comes first depends on the order of members and
 		// syntax errors: let the token reader decide.
 		return parseDocTokens(data)

@@ -152,18 +152,13 @@ func readBulkGetResult(s *jsonStream, br *boundedReader, entry []byte, fn DocFun
 // is decoded as before.
 func readBulkGetEntry(id string, entry []byte, fn DocFunc) error {
 	if ok, found := okMember(entry); found {
-		doc, err := couchdoc.ParseDoc(ok)
-		if err != nil {
-			var e BulkGetDocJSON
-			if err := json.Unmarshal(entry, &e); err != nil {
-				return readErr("_bulk_get docs", err) // as before: the entry's syntax error first
+		if doc, err := couchdoc.ParseDoc(ok); err == nil {
+			if err := VerifyInline(doc); err != nil {
+				return err
 			}
-			return malformed("_bulk_get document", err)
+			return fn(doc, nil)
 		}
-		if err := VerifyInline(doc); err != nil {
-			return err
-		}
-		return fn(doc, nil)
+		// Not a valid document, or not the whole entry: decide as before.
 	}
 	var e BulkGetDocJSON
 	if err := json.Unmarshal(entry, &e); err != nil {
@@ -172,8 +167,11 @@ func readBulkGetEntry(id string, entry []byte, fn DocFunc) error {
 	return handleBulkGetDoc(id, &e, fn)
 }
 
-// okMember returns the document of an entry that is exactly {"ok": {...}}
-// (found is false for anything else). It does not validate the document.
+// okMember returns V when entry is {"ok": V} with V starting with '{'
+// (found is false for anything else). It does not look inside V: when V
+// is one valid JSON object, the entry is exactly {"ok": V}; when it is not
+// (say the entry has more members), ParseDoc refuses it and the caller
+// decodes the entry as a whole instead.
 func okMember(entry []byte) (doc []byte, found bool) {
 	i := skipSpace(entry, 0)
 	if i == len(entry) || entry[i] != '{' {
@@ -196,41 +194,10 @@ func okMember(entry []byte) (doc []byte, found bool) {
 		return nil, false
 	}
 	v := bytes.TrimRight(entry[i:j], " \t\n\r")
-	if len(v) == 0 || v[0] != '{' || objectEnd(v) != len(v) {
+	if len(v) == 0 || v[0] != '{' {
 		return nil, false
 	}
 	return v, true
-}
-
-// objectEnd returns the index after the object or array starting v[0],
-// tracking strings and nesting only, or -1 when it does not end.
-func objectEnd(v []byte) int {
-	depth, inString, escaped := 0, false, false
-	for i, b := range v {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
-	}
-	return -1
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -297,18 +264,13 @@ func ReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 
 func readOpenRevsEntry(entry []byte, fn DocFunc) error {
 	if ok, found := okMember(entry); found {
-		doc, err := couchdoc.ParseDoc(ok)
-		if err != nil {
-			var e any
-			if err := json.Unmarshal(entry, &e); err != nil {
-				return readErr("open_revs answer", err) // as before: the entry's syntax error first
+		if doc, err := couchdoc.ParseDoc(ok); err == nil {
+			if err := VerifyInline(doc); err != nil {
+				return err
 			}
-			return malformed("open_revs document", err)
+			return fn(doc, nil)
 		}
-		if err := VerifyInline(doc); err != nil {
-			return err
-		}
-		return fn(doc, nil)
+		// Not a valid document, or not the whole entry: decide as before.
 	}
 	var e struct {
 		OK      json.RawMessage `json:"ok"`
