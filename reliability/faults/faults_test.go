@@ -68,7 +68,7 @@ func docsPerScenario() int {
 	if os.Getenv("SETTEE_SOAK") != "" {
 		return 1500
 	}
-	return 120
+	return 80
 }
 
 func TestMain(m *testing.M) {
@@ -142,6 +142,7 @@ func TestFaults(t *testing.T) {
 	for i, sc := range scenarios {
 		for _, dir := range []string{"pull", "push", "live"} {
 			t.Run(sc.name+"/"+dir, func(t *testing.T) {
+				t.Parallel() // mostly waiting on the network: two at a time (-parallel)
 				seed := int64(i*10 + len(dir))
 				r := newRig(t, pouch, seed, sc)
 				rtest.Count.Scenarios.Add(1)
