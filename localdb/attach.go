@@ -262,8 +262,8 @@ func (r *attReader) Close() error {
 }
 
 // readAllContent reads small content whole.
-func (db *DB) readAllContent(ctx context.Context, tx *sql.Tx, digest string) ([]byte, error) {
-	rows, err := db.rs(ctx, tx, rContent).QueryContext(ctx, digest)
+func (r *rtx) readAllContent(digest string) ([]byte, error) {
+	rows, err := r.stmt(rContent).QueryContext(r.ctx, digest)
 	if err != nil {
 		return nil, err
 	}

@@ -212,3 +212,49 @@ func BenchmarkGet(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
+
+// BenchmarkOpenRevsBatch reads 250 documents (a replication's _bulk_get
+// chunk) with OpenRevs one by one (a read transaction each) and with
+// OpenRevsBatch, alternately, and reports both speeds and their ratio.
+func BenchmarkOpenRevsBatch(b *testing.B) {
+	db := benchDB(b)
+	docs := replBatch(0, 1000)
+	if _, err := db.BulkDocs(bg, docs, false); err != nil {
+		b.Fatal(err)
+	}
+	const chunk = 250
+	opts := localdb.GetOptions{Revs: true, Latest: true, Attachments: true}
+	var single, batched time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		part := docs[(i%4)*chunk : (i%4+1)*chunk]
+		t0 := time.Now()
+		for _, d := range part {
+			res, err := db.OpenRevs(bg, d.ID, []string{d.Rev}, opts)
+			if err != nil || len(res) != 1 || res[0].Doc == nil {
+				b.Fatal(err, res)
+			}
+		}
+		t1 := time.Now()
+		reqs := make([]localdb.RevsRequest, len(part))
+		for k, d := range part {
+			reqs[k] = localdb.RevsRequest{ID: d.ID, Revs: []string{d.Rev}}
+		}
+		n := 0
+		err := db.OpenRevsBatch(bg, reqs, opts, func(id string, r localdb.OpenRev, err error) error {
+			if err != nil || r.Doc == nil {
+				b.Fatal(id, err)
+			}
+			n++
+			return nil
+		})
+		if err != nil || n != chunk {
+			b.Fatal(err, n)
+		}
+		single += t1.Sub(t0)
+		batched += time.Since(t1)
+	}
+	b.ReportMetric(float64(b.N*chunk)/single.Seconds(), "single-docs/s")
+	b.ReportMetric(float64(b.N*chunk)/batched.Seconds(), "docs/s")
+	b.ReportMetric(single.Seconds()/batched.Seconds(), "speedup")
+}

@@ -292,7 +292,7 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 	doc := &couchdoc.Doc{ID: r.id, Rev: r.winner, Deleted: r.deleted, Body: r.body}
 	if r.hasAtts && r.revRow.Valid {
 		err := db.readTxIn(ctx, func(tx *sql.Tx) error {
-			return db.fillAtts(ctx, tx, doc, r.revRow.Int64, nil, -1, GetOptions{})
+			return db.newRtx(ctx, tx).fillAtts(doc, r.revRow.Int64, nil, -1, GetOptions{})
 		})
 		if err != nil {
 			return nil, err

@@ -49,6 +49,17 @@ type OpenRev struct {
 	Missing string
 }
 
+// RevsRequest names the revisions of one document to read with
+// DB.OpenRevsBatch.
+type RevsRequest struct {
+	ID string
+	// Revs lists the revisions to read; nil reads every leaf.
+	Revs []string
+	// AttsSince, when not nil, replaces GetOptions.AttsSince for this
+	// document (a replication sends each document's own ancestors).
+	AttsSince []string
+}
+
 // ChangesOptions are the options of the store's changes feed.
 type ChangesOptions struct {
 	// Since is the sequence to start after (0 for everything).

@@ -1,5 +1,7 @@
 package localdb
 
+import "strings"
+
 // The writer's statements, prepared once when the database opens (the
 // writer has a single connection, so nothing can be prepared while a write
 // transaction holds it).
@@ -56,4 +58,13 @@ const (
 	rChunk   = "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?"
 )
 
-var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk}
+// rLoadRows reads the rows of up to loadChunk documents (OpenRevsBatch);
+// a shorter list is padded by repeating its last id.
+var rLoadRows = "SELECT id, doc_id, seq, tree FROM docs WHERE id IN (?" + strings.Repeat(", ?", loadChunk-1) + ")"
+
+// rBodies reads the bodies of up to loadChunk (doc_id, rev) pairs; unused
+// pairs are doc_id 0 with an empty rev, which match nothing.
+var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", loadChunk-1) + ") " +
+	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
+
+var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rLoadRows, rBodies}

@@ -11,16 +11,42 @@ import (
 	"github.com/settee/settee/localdb/revtree"
 )
 
-// rs returns the read pool's prepared statement for query, bound to tx.
-func (db *DB) rs(ctx context.Context, tx *sql.Tx, query string) *sql.Stmt {
-	return tx.StmtContext(ctx, db.rstmts[query])
+// rtx is one read transaction. The read pool's prepared statements are
+// bound to it on first use and kept for its life, so a transaction that
+// reads many documents binds each statement once.
+type rtx struct {
+	ctx   context.Context
+	db    *DB
+	tx    *sql.Tx
+	bound map[string]*sql.Stmt
+	// bodies holds revision bodies read ahead (OpenRevsBatch); a nil
+	// value is a body looked for and not stored.
+	bodies map[bodyKey]*bodyRow
+}
+
+func (db *DB) newRtx(ctx context.Context, tx *sql.Tx) *rtx {
+	return &rtx{ctx: ctx, db: db, tx: tx}
+}
+
+// stmt returns the prepared statement for query (one of readQueries),
+// bound to the transaction.
+func (r *rtx) stmt(query string) *sql.Stmt {
+	if s, ok := r.bound[query]; ok {
+		return s
+	}
+	if r.bound == nil {
+		r.bound = make(map[string]*sql.Stmt, len(readQueries))
+	}
+	s := r.tx.StmtContext(r.ctx, r.db.rstmts[query])
+	r.bound[query] = s
+	return s
 }
 
 // loadRow reads a document's row; ErrNotFound if missing.
-func (db *DB) loadRow(ctx context.Context, tx *sql.Tx, id string) (*docState, error) {
+func (r *rtx) loadRow(id string) (*docState, error) {
 	st := &docState{id: id}
 	var tree []byte
-	err := db.rs(ctx, tx, rLoadRow).QueryRowContext(ctx, id).Scan(&st.docID, &st.seq, &tree)
+	err := r.stmt(rLoadRow).QueryRowContext(r.ctx, id).Scan(&st.docID, &st.seq, &tree)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 	}
@@ -41,7 +67,8 @@ func (db *DB) Get(ctx context.Context, id string, opts GetOptions) (*couchdoc.Do
 	}
 	var doc *couchdoc.Doc
 	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		st, err := db.loadRow(ctx, tx, id)
+		r := db.newRtx(ctx, tx)
+		st, err := r.loadRow(id)
 		if err != nil {
 			return err
 		}
@@ -52,18 +79,18 @@ func (db *DB) Get(ctx context.Context, id string, opts GetOptions) (*couchdoc.Do
 				return couchdoc.Errorf(couchdoc.ErrNotFound, "deleted")
 			}
 		} else {
-			r, err := revtree.ParseRev(opts.Rev)
+			rev, err := revtree.ParseRev(opts.Rev)
 			if err != nil {
 				return err
 			}
-			if i = t.Find(r); i < 0 {
+			if i = t.Find(rev); i < 0 {
 				return couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 			}
 			if opts.Latest {
 				i = t.LeavesUnder(i)[0]
 			}
 		}
-		doc, err = db.makeDoc(ctx, tx, st, i, opts)
+		doc, err = r.makeDoc(st, i, opts)
 		return err
 	})
 	if err != nil {
@@ -77,7 +104,29 @@ func (db *DB) Get(ctx context.Context, id string, opts GetOptions) (*couchdoc.Do
 // have comes back as OpenRev{Missing: rev}. With opts.Latest each listed
 // revision is replaced by the leaves descending from it. A document that
 // does not exist is ErrNotFound when revs is nil, else every rev is missing.
+// OpenRevsBatch reads many documents in one transaction.
 func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, opts GetOptions) ([]OpenRev, error) {
+	parsed, err := parseRevs(revs)
+	if err != nil {
+		return nil, err
+	}
+	var out []OpenRev
+	err = db.readTx(ctx, func(tx *sql.Tx) error {
+		r := db.newRtx(ctx, tx)
+		st, err := r.loadRow(id)
+		if err != nil && !errors.Is(err, couchdoc.ErrNotFound) {
+			return err
+		}
+		out, err = r.openRevs(id, st, revs, parsed, opts)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func parseRevs(revs []string) ([]revtree.Rev, error) {
 	parsed := make([]revtree.Rev, len(revs))
 	for k, s := range revs {
 		r, err := revtree.ParseRev(s)
@@ -86,92 +135,118 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, opts GetOp
 		}
 		parsed[k] = r
 	}
-	var out []OpenRev
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		st, err := db.loadRow(ctx, tx, id)
-		if errors.Is(err, couchdoc.ErrNotFound) && revs != nil {
-			for _, r := range revs {
-				out = append(out, OpenRev{Missing: r})
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		t := st.tree
-		seen := make(map[int]bool)
-		emit := func(i int) error {
-			if seen[i] {
-				return nil
-			}
-			seen[i] = true
-			d, err := db.makeDoc(ctx, tx, st, i, opts)
-			if errors.Is(err, couchdoc.ErrNotFound) {
-				out = append(out, OpenRev{Missing: t.Nodes[i].Rev.String()})
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			out = append(out, OpenRev{Doc: d})
-			return nil
-		}
+	return parsed, nil
+}
+
+// pick is one answer of OpenRevs before its body is read: a node of the
+// document's tree, or (node < 0) a revision we do not have.
+type pick struct {
+	node    int
+	missing string
+}
+
+// pickRevs chooses OpenRevs' answers for document id, whose row is st (nil
+// when the document is not stored); parsed holds revs parsed.
+func pickRevs(st *docState, revs []string, parsed []revtree.Rev, opts GetOptions) ([]pick, error) {
+	var out []pick
+	if st == nil {
 		if revs == nil {
-			for _, l := range t.Leaves() {
-				if err := emit(l); err != nil {
-					return err
-				}
-			}
-			return nil
+			return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
-		for k, r := range parsed {
-			i := t.Find(r)
-			if i < 0 {
-				out = append(out, OpenRev{Missing: revs[k]})
-				continue
-			}
-			if !opts.Latest {
-				if err := emit(i); err != nil {
-					return err
-				}
-				continue
-			}
+		for _, rev := range revs {
+			out = append(out, pick{node: -1, missing: rev})
+		}
+		return out, nil
+	}
+	t := st.tree
+	var seen map[int]bool
+	emit := func(i int) {
+		if seen[i] {
+			return
+		}
+		if seen == nil {
+			seen = make(map[int]bool)
+		}
+		seen[i] = true
+		out = append(out, pick{node: i})
+	}
+	if revs == nil {
+		for _, l := range t.Leaves() {
+			emit(l)
+		}
+		return out, nil
+	}
+	for k, rev := range parsed {
+		i := t.Find(rev)
+		switch {
+		case i < 0:
+			out = append(out, pick{node: -1, missing: revs[k]})
+		case !opts.Latest:
+			emit(i)
+		default:
 			for _, l := range t.LeavesUnder(i) {
-				if err := emit(l); err != nil {
-					return err
-				}
+				emit(l)
 			}
 		}
-		return nil
-	})
+	}
+	return out, nil
+}
+
+// openRevs answers OpenRevs for document id, whose row is st (nil when the
+// document is not stored); parsed holds revs parsed.
+func (r *rtx) openRevs(id string, st *docState, revs []string, parsed []revtree.Rev, opts GetOptions) ([]OpenRev, error) {
+	picks, err := pickRevs(st, revs, parsed, opts)
 	if err != nil {
 		return nil, err
+	}
+	out := make([]OpenRev, 0, len(picks))
+	for _, p := range picks {
+		if p.node < 0 {
+			out = append(out, OpenRev{Missing: p.missing})
+			continue
+		}
+		d, err := r.makeDoc(st, p.node, opts)
+		if errors.Is(err, couchdoc.ErrNotFound) {
+			out = append(out, OpenRev{Missing: st.tree.Nodes[p.node].Rev.String()})
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, OpenRev{Doc: d})
 	}
 	return out, nil
 }
 
 // makeDoc builds the document of node i; ErrNotFound if its body is not
 // stored.
-func (db *DB) makeDoc(ctx context.Context, tx *sql.Tx, st *docState, i int, opts GetOptions) (*couchdoc.Doc, error) {
+func (r *rtx) makeDoc(st *docState, i int, opts GetOptions) (*couchdoc.Doc, error) {
 	t := st.tree
 	n := t.Nodes[i]
 	var body []byte
 	var revRow int64
 	var hasAtts bool
-	err := db.rs(ctx, tx, rBody).QueryRowContext(ctx, st.docID, n.Rev.String()).
-		Scan(&revRow, &body, &hasAtts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %q: %w", st.id, err)
+	if b, ok := r.bodies[bodyKey{st.docID, n.Rev.String()}]; ok {
+		if b == nil {
+			return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+		}
+		body, revRow, hasAtts = b.body, b.revRow, b.hasAtts
+	} else {
+		err := r.stmt(rBody).QueryRowContext(r.ctx, st.docID, n.Rev.String()).
+			Scan(&revRow, &body, &hasAtts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %q: %w", st.id, err)
+		}
 	}
 	doc := &couchdoc.Doc{ID: st.id, Rev: n.Rev.String(), Deleted: n.Deleted, Body: body}
 	if opts.Revs {
 		doc.Revisions = t.History(i)
 	}
 	if opts.RevsInfo {
-		have, err := storedRevs(ctx, tx, st.docID)
+		have, err := storedRevs(r.ctx, r.tx, st.docID)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +278,7 @@ func (db *DB) makeDoc(ctx context.Context, tx *sql.Tx, st *docState, i int, opts
 		doc.LocalSeq = st.seq
 	}
 	if hasAtts {
-		if err := db.fillAtts(ctx, tx, doc, revRow, t, i, opts); err != nil {
+		if err := r.fillAtts(doc, revRow, t, i, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -230,8 +305,8 @@ func storedRevs(ctx context.Context, q querier, docID int64) (map[string]bool, e
 // fillAtts adds the revision's attachments: stubs, or bodies when asked
 // (only those newer than the newest AttsSince ancestor of node i of t; t
 // may be nil when opts has no AttsSince).
-func (db *DB) fillAtts(ctx context.Context, tx *sql.Tx, doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, opts GetOptions) error {
-	rows, err := db.rs(ctx, tx, rRevAtts).QueryContext(ctx, revRow)
+func (r *rtx) fillAtts(doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, opts GetOptions) error {
+	rows, err := r.stmt(rRevAtts).QueryContext(r.ctx, revRow)
 	if err != nil {
 		return err
 	}
@@ -268,11 +343,11 @@ func (db *DB) fillAtts(ctx context.Context, tx *sql.Tx, doc *couchdoc.Doc, revRo
 		if withData && a.RevPos > sincePos {
 			ca.Stub = false
 			if a.Length <= inlineMax {
-				if ca.Data, err = db.readAllContent(ctx, tx, a.Digest); err != nil {
+				if ca.Data, err = r.readAllContent(a.Digest); err != nil {
 					return err
 				}
 			} else {
-				ca.Body = &attReader{ctx: ctx, db: db, digest: a.Digest, length: a.Length}
+				ca.Body = &attReader{ctx: r.ctx, db: r.db, digest: a.Digest, length: a.Length}
 			}
 		}
 		doc.Attachments[a.Name] = ca

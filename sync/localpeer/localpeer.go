@@ -7,12 +7,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"path/filepath"
 	"strconv"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync"
 )
@@ -224,8 +226,14 @@ func closeBodies(doc *couchdoc.Doc) {
 	}
 }
 
-// BulkGet reads each requested revision straight from the store.
+// BulkGet reads the requested revisions straight from the store, many
+// documents per read transaction (localdb.OpenRevsBatch). Consecutive
+// requests for one document with the same AttsSince are read together, as
+// one open_revs. A revision the store lacks, or a malformed one, is a
+// per-revision error handed to fn (a *wire.RevError naming the document,
+// as sync/couch gives); only store errors and fn's end the call.
 func (p *Peer) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
+	batch := make([]localdb.RevsRequest, 0, len(reqs))
 	for i := 0; i < len(reqs); {
 		j := i + 1
 		for j < len(reqs) && reqs[j].ID == reqs[i].ID && equalStrings(reqs[j].AttsSince, reqs[i].AttsSince) {
@@ -235,12 +243,24 @@ func (p *Peer) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(
 		for _, r := range reqs[i:j] {
 			revs = append(revs, r.Rev)
 		}
-		if err := p.OpenRevs(ctx, reqs[i].ID, revs, reqs[i].AttsSince, fn); err != nil {
-			return err
-		}
+		batch = append(batch, localdb.RevsRequest{ID: reqs[i].ID, Revs: revs, AttsSince: reqs[i].AttsSince})
 		i = j
 	}
-	return nil
+	opts := localdb.GetOptions{Revs: true, Latest: true, Attachments: true}
+	return p.db.OpenRevsBatch(ctx, batch, opts, func(id string, r localdb.OpenRev, err error) error {
+		var ce *couchdoc.Error
+		switch {
+		case errors.As(err, &ce):
+			return fn(nil, &wire.RevError{ID: id, Err: ce})
+		case err != nil:
+			return fn(nil, err)
+		case r.Doc == nil:
+			return fn(nil, &wire.RevError{ID: id, Rev: r.Missing, Err: couchdoc.Errorf(couchdoc.ErrNotFound, "missing revision %s of %q", r.Missing, id)})
+		}
+		err = fn(r.Doc, nil)
+		closeBodies(r.Doc)
+		return err
+	})
 }
 
 func equalStrings(a, b []string) bool {
