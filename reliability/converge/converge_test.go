@@ -112,7 +112,9 @@ func converge(t *testing.T, sd int64, hubURL string) {
 		}
 	})
 	copts := &couch.Options{Timeout: 2 * time.Second, Retries: 2, BackoffBase: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond}
-	direct, err := couch.New(logger.URL, copts)
+	// Syncs without faults get a generous timeout: a slow machine must not
+	// fail them.
+	direct, err := couch.New(logger.URL, &couch.Options{Timeout: 30 * time.Second, Retries: 2, BackoffBase: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

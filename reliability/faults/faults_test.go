@@ -86,7 +86,10 @@ type rig struct {
 	toxi   *rtest.Toxi
 	fp     *rtest.FaultProxy
 	faulty sync.Peer
-	clean  sync.Peer
+	// calm goes the same way with a generous timeout, for the runs after
+	// the faults stopped (a slow machine must not fail them).
+	calm  sync.Peer
+	clean sync.Peer
 }
 
 func newRig(t *testing.T, pouch *rtest.Pouch, seed int64, sc scenario) *rig {
@@ -104,6 +107,10 @@ func newRig(t *testing.T, pouch *rtest.Pouch, seed int64, sc scenario) *rig {
 	tr := &http.Transport{DisableKeepAlives: true}
 	t.Cleanup(tr.CloseIdleConnections)
 	r.faulty, err = couch.New(r.toxi.URL, &couch.Options{Timeout: to, Retries: 4, BackoffBase: 5 * time.Millisecond, BackoffMax: 100 * time.Millisecond, Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.calm, err = couch.New(r.toxi.URL, &couch.Options{Timeout: 30 * time.Second, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +194,11 @@ func (r *rig) oneShot(t *testing.T, sc scenario, seed int64, pull bool) {
 		errs = append(errs, err.Error())
 	}
 	r.faultsOff(t)
+	if pull {
+		opts.Source = r.calm
+	} else {
+		opts.Target = r.calm
+	}
 	if _, err := sync.Replicate(ctx, opts); err != nil {
 		t.Fatalf("replication after the faults stopped: %v (earlier: %v)", err, errs)
 	}
@@ -210,8 +222,9 @@ func (r *rig) live(t *testing.T, sc scenario, seed int64) {
 	opts := replOpts(nil, nil)
 	opts.Continuous = true
 	opts.Heartbeat = 500 * time.Millisecond
+	remote := r.faulty
 	start := func() *sync.Replicator {
-		rep, err := sync.NewSync(localpeer.New(r.local), r.faulty, opts)
+		rep, err := sync.NewSync(localpeer.New(r.local), remote, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,6 +250,7 @@ func (r *rig) live(t *testing.T, sc scenario, seed int64) {
 		}
 	}
 	r.faultsOff(t)
+	remote = r.calm // for restarts from here on
 	select {
 	case <-rep.Done():
 		restarts++
