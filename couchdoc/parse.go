@@ -62,7 +62,12 @@ func ParseDoc(data []byte) (*Doc, error) {
 			body = append(body, m.value...)
 		}
 	}
-	doc.Body = append(body, '}')
+	body = append(body, '}')
+	if cap(body) > 2*len(body)+512 {
+		// Mostly special members (inline attachments): keep only the body.
+		body = append([]byte(nil), body...)
+	}
+	doc.Body = body
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err
