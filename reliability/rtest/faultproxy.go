@@ -56,6 +56,11 @@ type Plan struct {
 	RetryAfter bool
 	// HangFor bounds a Hang (default 3 s).
 	HangFor time.Duration
+	// Max stops injecting after this many faults (0: no limit).
+	Max int
+	// Paths, when set, limits the faults to requests whose path contains
+	// one of these strings.
+	Paths []string
 }
 
 // FaultProxy is an HTTP reverse proxy that injects faults Toxiproxy cannot
@@ -65,9 +70,10 @@ type FaultProxy struct {
 	URL string
 	rp  *httputil.ReverseProxy
 
-	mu   gosync.Mutex
-	rng  *rand.Rand
-	plan Plan
+	mu      gosync.Mutex
+	rng     *rand.Rand
+	plan    Plan
+	decided int // faults decided under the current plan
 
 	// Injected counts the faults injected, by kind.
 	injected gosync.Map // Kind -> *atomic.Int64
@@ -132,7 +138,7 @@ func NewFaultProxy(t testing.TB, upstream string, seed int64) *FaultProxy {
 // Set replaces the plan; Plan{} turns faults off.
 func (fp *FaultProxy) Set(p Plan) {
 	fp.mu.Lock()
-	fp.plan = p
+	fp.plan, fp.decided = p, 0
 	fp.mu.Unlock()
 }
 
@@ -171,9 +177,10 @@ func (fp *FaultProxy) decide(r *http.Request) (d decision) {
 	fp.mu.Lock()
 	defer fp.mu.Unlock()
 	p := fp.plan
-	if p.Prob == 0 || len(p.Kinds) == 0 || fp.rng.Float64() >= p.Prob {
+	if p.Prob == 0 || len(p.Kinds) == 0 || (p.Max > 0 && fp.decided >= p.Max) || !pathMatches(p.Paths, r.URL.Path) || fp.rng.Float64() >= p.Prob {
 		return d
 	}
+	fp.decided++
 	d.kind = p.Kinds[fp.rng.Intn(len(p.Kinds))]
 	st := p.Statuses
 	if len(st) == 0 {
@@ -181,6 +188,9 @@ func (fp *FaultProxy) decide(r *http.Request) (d decision) {
 	}
 	d.status = st[fp.rng.Intn(len(st))]
 	d.at = fp.rng.Intn(1500)
+	if fp.rng.Intn(2) == 0 {
+		d.at = fp.rng.Intn(60) // small answers too
+	}
 	d.retry = p.RetryAfter && (d.status == 429 || d.status == 503)
 	d.hang = p.HangFor
 	if d.hang == 0 {
@@ -191,6 +201,18 @@ func (fp *FaultProxy) decide(r *http.Request) (d decision) {
 		d.kind = Status
 	}
 	return d
+}
+
+func pathMatches(paths []string, p string) bool {
+	if len(paths) == 0 {
+		return true
+	}
+	for _, s := range paths {
+		if strings.Contains(p, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func isFeed(r *http.Request) bool {
