@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -140,26 +141,30 @@ func killLoop(t *testing.T, pull bool) {
 	}
 
 	crashes, completed, midTransfer := 0, 0, 0
-	maxDelay := 400 * time.Millisecond
+	// Kill delays are drawn up to a bit more than the last run that
+	// completed took, so kills land all along a run (start-up, reading,
+	// writing, checkpointing) rather than mostly at start-up.
+	maxDelay := 600 * time.Millisecond
 	for i := 0; crashes < kills() && i < 4*kills(); i++ {
+		start := time.Now()
 		killed, out := run(time.Duration(rng.Int63n(int64(maxDelay))))
 		if killed {
 			crashes++
-			if bytes.Contains([]byte(out), []byte(`"kind":"progress"`)) {
+			rtest.Count.Crashes.Add(1)
+			if strings.Contains(out, `"state":"active"`) {
 				midTransfer++
 			}
-			rtest.Count.Crashes.Add(1)
 		} else {
 			completed++
-			maxDelay = max(maxDelay*3/4, 20*time.Millisecond) // finishing first: kill sooner
+			maxDelay = max(time.Since(start)*5/4, 100*time.Millisecond)
 		}
-		addDocs(fmt.Sprintf("k%d-", i), 5+rng.Intn(20))
+		addDocs(fmt.Sprintf("k%d-", i), 20+rng.Intn(60))
 	}
 	if crashes < kills() {
 		t.Fatalf("only %d of %d runs were killed while running (%d completed first)", crashes, kills(), completed)
 	}
 	_, out := run(-1)
-	t.Logf("%d runs killed (%d after some progress was reported), %d completed before the kill; last run: %.200s", crashes, midTransfer, completed, out)
+	t.Logf("%d runs killed (%d while transferring), %d completed before the kill; last run: %.200s", crashes, midTransfer, completed, out)
 	if midTransfer == 0 {
 		t.Errorf("no kill landed after the transfer started")
 	}
