@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,9 @@ import (
 	"github.com/settee/settee/internal/testpeer"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/reliability/rtest"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/couch"
+	"github.com/settee/settee/sync/localpeer"
 )
 
 func TestMain(m *testing.M) {
@@ -140,7 +144,7 @@ func killLoop(t *testing.T, pull bool) {
 		return false, buf.String()
 	}
 
-	crashes, completed, midTransfer := 0, 0, 0
+	crashes, completed, midTransfer, checked := 0, 0, 0, 0
 	// Kill delays are drawn up to a bit more than the last run that
 	// completed took, so kills land all along a run (start-up, reading,
 	// writing, checkpointing) rather than mostly at start-up.
@@ -154,6 +158,9 @@ func killLoop(t *testing.T, pull bool) {
 			if strings.Contains(out, `"state":"active"`) {
 				midTransfer++
 			}
+			if m := repIDRe.FindStringSubmatch(out); m != nil {
+				checked += checkAfterKill(ctx, t, path, dbURL, m[1], pull)
+			}
 		} else {
 			completed++
 			maxDelay = max(time.Since(start)*5/4, 100*time.Millisecond)
@@ -165,6 +172,7 @@ func killLoop(t *testing.T, pull bool) {
 	}
 	_, out := run(-1)
 	t.Logf("%d runs killed (%d while transferring), %d completed before the kill; last run: %.200s", crashes, midTransfer, completed, out)
+	t.Logf("replication logs checked after kills: %d", checked)
 	if midTransfer == 0 {
 		t.Errorf("no kill landed after the transfer started")
 	}
@@ -208,4 +216,26 @@ func killLoop(t *testing.T, pull bool) {
 		}
 		t.Logf("%d docs, %d leaf revisions, target update_seq %d", len(a), a.Leaves(), targetSeq)
 	})
+}
+
+var repIDRe = regexp.MustCompile(`"replication_id":"([0-9a-f]+)"`)
+
+// checkAfterKill checks, right after a kill, that no replication log runs
+// ahead of what the target holds. It returns the number of logs checked.
+func checkAfterKill(ctx context.Context, t *testing.T, path, dbURL, id string, pull bool) int {
+	t.Helper()
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatalf("open the store after a kill: %v", err)
+	}
+	defer db.Close()
+	remote, err := couch.New(dbURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dst := sync.Peer(localpeer.New(db)), sync.Peer(remote)
+	if pull {
+		src, dst = dst, src
+	}
+	return rtest.CheckCheckpoints(ctx, t, id, src, dst)
 }

@@ -86,13 +86,6 @@ func continuousWithOneFault(t *testing.T, pouch *rtest.Pouch, kind rtest.Kind, p
 		select {
 		case <-rep.Done():
 			err := rep.Wait()
-			var me *wire.MalformedError
-			if errors.As(err, &me) && os.Getenv("SETTEE_KNOWN_BUGS") == "" {
-				// Reported to the lead (sync): a continuous replication
-				// treats one malformed answer as permanent and ends for
-				// good. Set SETTEE_KNOWN_BUGS=1 to see this fail.
-				t.Skipf("KNOWN BUG: the continuous replication ended after one %s answer on %s: %v", kind, path, err)
-			}
 			t.Fatalf("the continuous replication ended after one %s answer on %s (%s): %v", kind, path, fp.InjectedBy(), err)
 		default:
 		}
