@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
 )
 
 // PeerError is an error of one peer, naming its role ("source" or "target")
@@ -61,10 +62,17 @@ func peerErr(role string, p Peer, op string, err error) error {
 // truncated bodies, 5xx, 408 and 429 answers. CouchDB errors with another
 // 4xx status (bad request, unauthorized, forbidden, not found, conflict,
 // precondition failed) and context cancellation are permanent. An error
-// with a Transient() bool method decides for itself.
+// with a Transient() bool method decides for itself. A peer's answer that
+// could not be parsed (garbled or cut JSON, a broken multipart body) is
+// transient although it maps to a 400: the bytes were damaged on the way or
+// the server glitched, and asking again is how data keeps flowing.
 func IsTransient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
+	}
+	var me *wire.MalformedError
+	if errors.As(err, &me) {
+		return true
 	}
 	var t interface{ Transient() bool }
 	if errors.As(err, &t) {
