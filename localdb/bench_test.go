@@ -258,3 +258,29 @@ func BenchmarkOpenRevsBatch(b *testing.B) {
 	b.ReportMetric(float64(b.N*chunk)/batched.Seconds(), "docs/s")
 	b.ReportMetric(single.Seconds()/batched.Seconds(), "speedup")
 }
+
+// BenchmarkBulkDocsReplicatedConflicts is BenchmarkBulkDocsReplicated with
+// one document in 20 coming twice in its batch (a second, conflicting
+// leaf), as a pull of conflicted documents gives.
+func BenchmarkBulkDocsReplicatedConflicts(b *testing.B) {
+	db := benchDB(b)
+	batches := make([][]*couchdoc.Doc, b.N)
+	for i := range batches {
+		for k, d := range replBatch(i*1000, 1000) {
+			batches[i] = append(batches[i], d)
+			if k%20 == 0 {
+				h := fmt.Sprintf("%032x", k+1)
+				batches[i] = append(batches[i], &couchdoc.Doc{ID: d.ID, Rev: "1-" + h, Body: d.Body,
+					Revisions: &couchdoc.Revisions{Start: 1, IDs: []string{h}}})
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := db.BulkDocs(bg, batches[i], false)
+		if err != nil || !res[len(res)-1].OK {
+			b.Fatal(err, res[len(res)-1])
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "docs/s")
+}

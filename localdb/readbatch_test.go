@@ -16,7 +16,7 @@ import (
 )
 
 // describe renders an answer with everything a replication reads of it.
-func describe(t *testing.T, id string, r localdb.OpenRev, err error) string {
+func describe(t testing.TB, id string, r localdb.OpenRev, err error) string {
 	t.Helper()
 	if err != nil {
 		var ce *couchdoc.Error
