@@ -229,6 +229,12 @@ func checkAfterKill(ctx context.Context, t *testing.T, path, dbURL, id string, p
 		t.Fatalf("open the store after a kill: %v", err)
 	}
 	defer db.Close()
+	if err := db.CheckInvariants(ctx); err != nil {
+		if len(err.Error()) > 2000 {
+			err = fmt.Errorf("%.2000s", err.Error())
+		}
+		t.Fatalf("store broken right after a kill: %v", err)
+	}
 	remote, err := couch.New(dbURL, nil)
 	if err != nil {
 		t.Fatal(err)
