@@ -108,6 +108,16 @@ func TestReadBulkGetMatchesReference(t *testing.T) {
 		sameRead(t, []byte(s))
 	}
 	sameRead(t, bulkGetAnswer(30))
+	// Long strings with escapes and quotes on both sides of the reader's
+	// 32 KiB chunks.
+	for shift := 0; shift < 6; shift++ {
+		for _, esc := range []string{`\"`, `\\`, `\\\"`, `\u0041`} {
+			head := `[{"ok":{"_id":"a","_rev":"1-a","s":"`
+			pad := strings.Repeat("x", 32<<10-len(head)-3+shift)
+			s := head + pad + esc + strings.Repeat("y\\n", 5000) + esc + `"}},{"ok":{"_id":"b"}}]`
+			sameRead(t, []byte(s))
+		}
+	}
 }
 
 // TestReadBulkGetMatchesReferenceRandom compares random mutations of the

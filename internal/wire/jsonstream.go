@@ -182,9 +182,21 @@ func (s *jsonStream) readValue(what string, dst []byte) ([]byte, error) {
 	depth, inString, escaped := 0, false, false
 	for {
 		chunk := s.buf[s.pos:s.end]
+		q := -1 // the next quote in chunk, once looked for
 		for i := 0; i < len(chunk); i++ {
 			b := chunk[i]
 			if inString {
+				if !escaped && b != '"' && b != '\\' {
+					// Jump to the next quote or backslash (long strings such
+					// as inline attachments' base64). q caches the next
+					// quote, so a string full of escapes stays linear.
+					if q < i {
+						q = i + indexOrLen(chunk[i:], '"')
+					}
+					k := indexOrLen(chunk[i:q], '\\')
+					i += k - 1
+					continue
+				}
 				switch {
 				case escaped:
 					escaped = false
@@ -245,4 +257,12 @@ func syntaxError(partial []byte) error {
 		return err
 	}
 	return nil
+}
+
+// indexOrLen is bytes.IndexByte, with len(b) for not found.
+func indexOrLen(b []byte, c byte) int {
+	if k := bytes.IndexByte(b, c); k >= 0 {
+		return k
+	}
+	return len(b)
 }
