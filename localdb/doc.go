@@ -7,7 +7,9 @@
 // A DB is safe for concurrent use. Writes go through one writer connection,
 // one SQLite transaction per call (a whole BulkDocs batch is one
 // transaction); reads use a pool of read-only connections that, in WAL
-// mode, never wait for the writer. Close waits for the calls in flight.
+// mode, never wait for the writer. OpenRevsBatch reads many documents per
+// read transaction, for replications reading this store. Close waits for
+// the calls in flight.
 // WaitForChange and Subscribe are woken by commits made through this DB
 // value: open a file once per process.
 //

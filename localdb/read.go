@@ -104,7 +104,7 @@ func (db *DB) Get(ctx context.Context, id string, opts GetOptions) (*couchdoc.Do
 // have comes back as OpenRev{Missing: rev}. With opts.Latest each listed
 // revision is replaced by the leaves descending from it. A document that
 // does not exist is ErrNotFound when revs is nil, else every rev is missing.
-// OpenRevsBatch reads many documents in one transaction.
+// OpenRevsBatch answers many documents per read transaction.
 func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, opts GetOptions) ([]OpenRev, error) {
 	parsed, err := parseRevs(revs)
 	if err != nil {
@@ -145,7 +145,7 @@ type pick struct {
 	missing string
 }
 
-// pickRevs chooses OpenRevs' answers for document id, whose row is st (nil
+// pickRevs chooses OpenRevs' answers for the document whose row is st (nil
 // when the document is not stored); parsed holds revs parsed.
 func pickRevs(st *docState, revs []string, parsed []revtree.Rev, opts GetOptions) ([]pick, error) {
 	var out []pick
