@@ -288,9 +288,6 @@ func (b *bench) checkRemote(ctx context.Context, dbURL, what string) error {
 // remote is the source database.
 func (b *bench) settee(ctx context.Context, mode string, docs int, profile string, extra ...string) *Measure {
 	args := []string{mode, "--local", b.setteeDB}
-	if b.cfg.NoGzip {
-		args = append(args, "--no-gzip")
-	}
 	if len(extra) == 0 {
 		args = append(args, "--remote", b.src)
 	}
@@ -388,7 +385,6 @@ func meta(cfg *config) Meta {
 		m.Docs = 1
 	}
 	m.LoadAvgStart = loadAvg()
-	m.NoGzip = cfg.NoGzip
 	if out, err := exec.Command("uname", "-a").Output(); err == nil {
 		m.Uname = strings.TrimSpace(string(out))
 	}

@@ -38,7 +38,6 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	remote := fs.String("remote", "", "remote database URL")
 	local := fs.String("local", "", "local store path")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the replication here")
-	noGzip := fs.Bool("no-gzip", false, "ask for uncompressed responses")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -51,11 +50,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer db.Close()
-	copts := &couch.Options{Transport: cnt.transport()}
-	if *noGzip {
-		copts.Headers = map[string]string{"Accept-Encoding": "identity"}
-	}
-	rp, err := couch.New(*remote, copts)
+	rp, err := couch.New(*remote, &couch.Options{Transport: cnt.transport()})
 	if err != nil {
 		return err
 	}

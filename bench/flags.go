@@ -27,7 +27,6 @@ type config struct {
 	Root           string
 	Timeout        time.Duration
 	Verbose        bool
-	NoGzip         bool
 	Server         string
 }
 
@@ -54,7 +53,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
 	fs.StringVar(&cfg.Root, "root", ".", "the repository (or a directory below it)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Hour, "give up after this long")
-	fs.BoolVar(&cfg.NoGzip, "no-gzip", false, "experiment: our client asks for uncompressed responses (Accept-Encoding: identity)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -42,8 +42,6 @@ type Meta struct {
 	// machine, wall times stretch with the load; CPU seconds do not.
 	LoadAvgStart string `json:"loadavg_start"`
 	LoadAvgEnd   string `json:"loadavg_end"`
-	// NoGzip: our client asked for uncompressed responses (-no-gzip).
-	NoGzip bool `json:"no_gzip,omitempty"`
 }
 
 // Direction holds one direction's contenders.
