@@ -3,16 +3,13 @@ package localdb
 import (
 	"fmt"
 	"strings"
-
-	"github.com/settee/settee/localdb/revtree"
 )
 
 // Bulk writes of new documents are the hot path of a pull replication.
 // Their docs and revs rows are buffered and written with multi-row INSERTs,
 // which costs far less than one statement per row. Every other statement
 // of the transaction flushes the buffer first (see wtx.stmt), so nothing
-// can observe the table without the buffered rows. A buffered document
-// written again in the same batch has its row rewritten in the buffer.
+// can observe the table without the buffered rows.
 
 // pendingChunk is how many rows one multi-row INSERT writes.
 const pendingChunk = 100
@@ -44,38 +41,6 @@ var (
 type pending struct {
 	docs []any
 	revs []any
-	// at is where each buffered document's row starts in docs, by doc_id.
-	at map[int64]int
-}
-
-// addDoc buffers a docs row (docCols arguments, doc_id first).
-func (p *pending) addDoc(row ...any) {
-	if p.at == nil {
-		p.at = make(map[int64]int)
-	}
-	p.at[row[0].(int64)] = len(p.docs)
-	p.docs = append(p.docs, row...)
-}
-
-// updatePending rewrites the buffered row of document st, inserted earlier
-// in this transaction and not flushed yet, and buffers its new bodies: a
-// document met twice in a batch (two leaves of a conflict) then costs no
-// flush, and the buffer stays in full-size inserts. It does nothing and
-// reports false when the row is not buffered, or the write needs more than
-// the buffer does (attachments, stemmed revisions to delete).
-func (w *wtx) updatePending(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite, stemmed int) bool {
-	k, ok := w.pend.at[st.docID]
-	if !ok || stemmed > 0 || hasAtts(bodies) {
-		return false
-	}
-	row := w.pend.docs[k : k+docCols]
-	row[2], row[3], row[4], row[5], row[6] = w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc
-	for _, b := range bodies {
-		if st.tree.Find(mustRev(b.rev)) >= 0 {
-			w.pend.revs = append(w.pend.revs, st.docID, b.rev, b.body)
-		}
-	}
-	return true
 }
 
 func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 }

@@ -179,13 +179,6 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 	if st.docID == 0 {
 		return true, w.insertNew(st, wn, conflicted, enc, bodies)
 	}
-	if w.updatePending(st, wn, conflicted, enc, bodies, len(removed)) {
-		st.orig = enc
-		w.count(st.live, st.dead, -1)
-		st.live, st.dead = !wn.Deleted, wn.Deleted
-		w.count(st.live, st.dead, 1)
-		return true, nil
-	}
 	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
 		return false, fmt.Errorf("update doc %q: %w", st.id, err)
 	}
@@ -212,7 +205,7 @@ func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []by
 	st.live, st.dead = !wn.Deleted, wn.Deleted
 	w.count(st.live, st.dead, 1)
 	if !hasAtts(bodies) {
-		w.pend.addDoc(id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
+		w.pend.docs = append(w.pend.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
 		for _, b := range bodies {
 			if st.tree.Find(mustRev(b.rev)) >= 0 {
 				w.pend.revs = append(w.pend.revs, id, b.rev, b.body)
