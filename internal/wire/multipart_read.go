@@ -259,12 +259,23 @@ func readRelated(r io.Reader, boundary string, fn DocFunc) error {
 	if err := fn(doc, nil); err != nil {
 		return err
 	}
-	// A part longer than its attachment's length is a broken or hostile
-	// server: stop here rather than read the rest of the part (which may
-	// never end) on the way to the next one.
-	for _, v := range st.verifiers {
-		if v != nil && v.overrun() {
-			return v.err
+	// What fn left unread is skipped through the length checks: a part
+	// longer than its attachment's declared length is a broken or hostile
+	// server, and ends the answer here rather than being skipped (perhaps
+	// forever) on the way to the next part. Other errors of unread parts
+	// stay unreported, as before.
+	for i := range st.order {
+		if st.err != nil {
+			break
+		}
+		r, err := st.reader(i)
+		if err != nil {
+			break
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			if i < len(st.verifiers) && st.verifiers[i] != nil && st.verifiers[i].overrun() {
+				return st.verifiers[i].err
+			}
 		}
 	}
 	return nil
