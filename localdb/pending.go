@@ -49,7 +49,11 @@ func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 }
 // at once never compete for the same rowid.
 func (w *wtx) nextDocID() (int64, error) {
 	if !w.haveDocID {
-		if err := w.tx.QueryRowContext(w.ctx, "SELECT COALESCE(MAX(doc_id), 0) FROM docs").Scan(&w.lastDocID); err != nil {
+		s, err := w.bind(qMaxDocID)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.QueryRowContext(w.ctx).Scan(&w.lastDocID); err != nil {
 			return 0, fmt.Errorf("read doc ids: %w", err)
 		}
 		w.haveDocID = true
@@ -74,20 +78,26 @@ func (w *wtx) flush() error {
 	return nil
 }
 
+// flushRows writes args (rows of cols values) with the prepared multi-row
+// INSERTs: pendingChunk rows at a time, then the rest as a few power-of-two
+// sized statements, so no INSERT is compiled in the transaction.
 func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int) string) error {
 	for len(args) > 0 {
-		n := min(len(args)/cols, pendingChunk)
-		var err error
-		if n == pendingChunk {
-			s, ok := w.db.stmts[chunkQuery]
-			if !ok {
-				return fmt.Errorf("statement not prepared")
+		rows := len(args) / cols
+		q := chunkQuery
+		n := pendingChunk
+		if rows < pendingChunk {
+			n = 1
+			for n*2 <= rows {
+				n *= 2
 			}
-			_, err = w.tx.StmtContext(w.ctx, s).ExecContext(w.ctx, args[:n*cols]...)
-		} else {
-			_, err = w.tx.ExecContext(w.ctx, query(n), args[:n*cols]...)
+			q = query(n)
 		}
+		s, err := w.bind(q)
 		if err != nil {
+			return err
+		}
+		if _, err := s.ExecContext(w.ctx, args[:n*cols]...); err != nil {
 			return err
 		}
 		args = args[n*cols:]

@@ -24,7 +24,22 @@ const (
 	qUpsertLocal      = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
 	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos
 		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row WHERE r.doc_id = ?`
+	qMaxSeq     = "SELECT COALESCE(MAX(seq), 0) FROM docs"
+	qMaxDocID   = "SELECT COALESCE(MAX(doc_id), 0) FROM docs"
+	qSavepoint  = "SAVEPOINT doc"
+	qRollbackTo = "ROLLBACK TO doc"
+	qRelease    = "RELEASE doc"
 )
+
+// writeSizes are the row counts of the multi-row INSERTs and the id counts
+// of the preload queries prepared at Open: powers of two, so any count is
+// written as a few of them (inserts) or padded to the next one (preload).
+var writeSizes = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+
+// preloadQuery reads the trees of n documents by id.
+func preloadQuery(n int) string {
+	return "SELECT id, doc_id, tree FROM docs WHERE id IN (?" + strings.Repeat(",?", n-1) + ")"
+}
 
 var writeQueries = []string{
 	qAddCount,
@@ -44,8 +59,23 @@ var writeQueries = []string{
 	qUpdateDoc,
 	qUpsertLocal,
 	qRevAtts,
-	qInsertDocsChunk,
-	qInsertRevsChunk,
+	qMaxSeq,
+	qMaxDocID,
+	qSavepoint,
+	qRollbackTo,
+	qRelease,
+}
+
+func init() {
+	for _, n := range writeSizes {
+		if n <= pendingChunk {
+			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n))
+		}
+		if n <= preloadChunk {
+			writeQueries = append(writeQueries, preloadQuery(n))
+		}
+	}
+	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk)
 }
 
 // The read pool's hot statements, prepared when the database opens (each

@@ -38,7 +38,12 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	w := &wtx{db: db, ctx: ctx, tx: tx}
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM docs").Scan(&w.seq); err != nil {
+	s, err := w.bind(qMaxSeq)
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := s.QueryRowContext(ctx).Scan(&w.seq); err != nil {
 		tx.Rollback()
 		return fmt.Errorf("read update seq: %w", err)
 	}
@@ -81,28 +86,38 @@ func (w *wtx) saveCounts() error {
 }
 
 // stmt returns the writer's prepared statement for query, bound to the
-// transaction. Callers hold db.wmu.
+// transaction, after flushing the buffered rows. Callers hold db.wmu.
 func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 	if err := w.flush(); err != nil {
 		return nil, err
 	}
+	return w.bind(query)
+}
+
+// bind returns the writer's statement for query bound to the transaction,
+// without flushing. A statement prepared at Open on the writer's single
+// connection is reused as is (Tx.StmtContext finds it prepared on the
+// transaction's connection), so only queries missing from writeQueries are
+// compiled here, for this transaction only.
+func (w *wtx) bind(query string) (*sql.Stmt, error) {
 	if s, ok := w.bound[query]; ok {
 		return s, nil
 	}
+	if w.bound == nil {
+		w.bound = make(map[string]*sql.Stmt)
+	}
+	var ts *sql.Stmt
 	if s, ok := w.db.stmts[query]; ok {
-		if w.bound == nil {
-			w.bound = make(map[string]*sql.Stmt)
+		ts = w.tx.StmtContext(w.ctx, s)
+	} else {
+		s, err := w.tx.PrepareContext(w.ctx, query)
+		if err != nil {
+			return nil, fmt.Errorf("prepare %q: %w", query, err)
 		}
-		ts := w.tx.StmtContext(w.ctx, s)
-		w.bound[query] = ts
-		return ts, nil
+		ts = s
 	}
-	// Not in writeQueries: prepare for this transaction only.
-	s, err := w.tx.PrepareContext(w.ctx, query)
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", query, err)
-	}
-	return s, nil
+	w.bound[query] = ts
+	return ts, nil
 }
 
 func (w *wtx) exec(query string, args ...any) (sql.Result, error) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -125,6 +124,9 @@ func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool)
 	return results, nil
 }
 
+// preloadChunk is how many ids one preload query asks for.
+const preloadChunk = 512
+
 // preload reads the trees of all the batch's documents in few queries.
 func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
 	states := make(map[string]*docState, len(docs))
@@ -138,11 +140,22 @@ func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
 			ids = append(ids, d.ID)
 		}
 	}
-	const chunk = 500
 	for len(ids) > 0 {
-		n := min(chunk, len(ids))
-		q := "SELECT id, doc_id, tree FROM docs WHERE id IN (?" + strings.Repeat(",?", n-1) + ")"
-		rows, err := w.tx.QueryContext(w.ctx, q, ids[:n]...)
+		n := min(preloadChunk, len(ids))
+		// Pad to a prepared size by repeating the last id (IN ignores it).
+		size := 1
+		for size < n {
+			size *= 2
+		}
+		args := ids[:n:n]
+		for len(args) < size {
+			args = append(args, ids[n-1])
+		}
+		s, err := w.bind(preloadQuery(size))
+		if err != nil {
+			return nil, err
+		}
+		rows, err := s.QueryContext(w.ctx, args...)
 		if err != nil {
 			return nil, fmt.Errorf("load docs: %w", err)
 		}
@@ -205,19 +218,29 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 	if err := w.flush(); err != nil {
 		return "", err
 	}
-	if _, err := w.tx.ExecContext(w.ctx, "SAVEPOINT doc"); err != nil {
+	if err := w.execBound(qSavepoint); err != nil {
 		return "", err
 	}
 	rev, err := fn()
 	if err != nil {
-		if _, rerr := w.tx.ExecContext(w.ctx, "ROLLBACK TO doc"); rerr != nil {
+		if rerr := w.execBound(qRollbackTo); rerr != nil {
 			return "", rerr
 		}
 	}
-	if _, rerr := w.tx.ExecContext(w.ctx, "RELEASE doc"); rerr != nil {
+	if rerr := w.execBound(qRelease); rerr != nil {
 		return "", rerr
 	}
 	return rev, err
+}
+
+// execBound runs a prepared statement without flushing the buffered rows.
+func (w *wtx) execBound(query string) error {
+	s, err := w.bind(query)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(w.ctx)
+	return err
 }
 
 func hasBytes(atts map[string]*couchdoc.Attachment) bool {
