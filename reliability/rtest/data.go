@@ -10,11 +10,11 @@ import (
 	"fmt"
 	"math/rand"
 	"net/http"
-	"path/filepath"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 )
 
 // TrickyIDs are document ids that break naive URL building.
@@ -174,17 +174,7 @@ func WriteRemote(ctx context.Context, t testing.TB, dbURL string, docs []*couchd
 // its invariants and closes it.
 func OpenStore(t testing.TB, name string) *localdb.DB {
 	t.Helper()
-	db, err := localdb.Open(filepath.Join(t.TempDir(), name+".sqlite"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := db.CheckInvariants(context.Background()); err != nil {
-			t.Errorf("store %s: invariants: %v", name, err)
-		}
-		db.Close()
-	})
-	return db
+	return localdbtest.OpenNamed(t, name, nil)
 }
 
 // RemoteUpdateSeq returns a remote database's update_seq as an integer

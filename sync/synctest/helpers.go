@@ -22,6 +22,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 	"github.com/settee/settee/sync/localpeer"
@@ -129,17 +130,7 @@ func Remote(t testing.TB, dbURL string, cnt *Counter) sync.Peer {
 // its invariants when the test ends.
 func OpenStore(t testing.TB, name string) *localdb.DB {
 	t.Helper()
-	db, err := localdb.Open(filepath.Join(t.TempDir(), name+".db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := db.CheckInvariants(context.Background()); err != nil {
-			t.Errorf("store %s: invariants: %v", name, err)
-		}
-		db.Close()
-	})
-	return db
+	return localdbtest.OpenNamed(t, name, nil)
 }
 
 // Local returns the peer of a store.
