@@ -126,7 +126,7 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 	if r.opts.Continuous {
 		feed = "longpoll"
 	}
-	first := true
+	first, full := true, false
 	for {
 		var rows []*couchdoc.Change
 		var last json.RawMessage
@@ -134,8 +134,11 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			Since: since, Limit: r.opts.BatchSize, Feed: feed, Heartbeat: r.opts.Heartbeat,
 			DocIDs: r.opts.DocIDs, Selector: r.opts.Selector, Filter: r.opts.Filter, QueryParams: r.opts.QueryParams,
 		}
-		if first {
-			// Do not park the first request: report the start quickly.
+		if first || full {
+			// Do not park the first request (report the start quickly), nor
+			// the one after a full batch: with nothing more to read, a
+			// longpoll would wait for the next change and the replication
+			// would never be seen caught up (idle).
 			opts.Feed = "normal"
 		}
 		err := r.retry(ctx, func() (err error) {
@@ -190,7 +193,7 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			r.mu.Unlock()
 			r.maybeIdle(s)
 		}
-		first = false
+		first, full = false, !short
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

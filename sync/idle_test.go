@@ -1,0 +1,47 @@
+package sync_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/localdbtest"
+	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/localpeer"
+)
+
+// A continuous replication whose feed ends on a full batch must still be
+// seen caught up: the request after a full batch may not park on a longpoll
+// waiting for a change that never comes.
+func TestContinuousIdleAfterFullBatch(t *testing.T) {
+	const batch = 10
+	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i := 0; i < batch; i++ {
+		if _, err := src.Put(ctx, &couchdoc.Doc{ID: fmt.Sprintf("d%02d", i), Body: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := sync.New(sync.Options{Source: localpeer.New(src), Target: localpeer.New(dst), Continuous: true, BatchSize: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for rep.Status().State != sync.StateIdle {
+		if time.Now().After(deadline) {
+			t.Fatalf("never idle after a full batch: %+v", rep.Status())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if info, err := dst.Info(ctx); err != nil || info.DocCount != batch {
+		t.Fatalf("target: %+v %v, want %d docs", info, err, batch)
+	}
+}
