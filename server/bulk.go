@@ -164,7 +164,7 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 		return
 	}
 	q := newQuery(r.URL)
-	base := localdb.GetOptions{Revs: q.bool("revs"), Attachments: q.bool("attachments"), Latest: q.bool("latest")}
+	base := bulkGetOptions(q)
 	if q.err != nil {
 		s.writeError(w, r, q.err)
 		return
@@ -192,21 +192,54 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 	if !mixed {
 		w.Write([]byte(`{"results":[`))
 	}
-	for i, item := range body.Docs {
-		docs, errs := s.bulkGetOne(r, db, item, base)
+	n := 0
+	write := func(item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
 		var err error
 		if mixed {
 			err = writeBulkGetMixed(mw, item, docs, errs)
 		} else {
-			if i > 0 {
+			if n > 0 {
 				w.Write([]byte(","))
 			}
 			err = writeBulkGetJSON(w, item, docs, errs)
 		}
+		n++
 		for _, d := range docs {
 			closeBodies(d)
 		}
-		if err != nil {
+		return err
+	}
+	// Runs of items naming a revision are read with OpenRevsBatch, many
+	// documents per read transaction; the others one at a time.
+	var run []bulkGetItem
+	for _, item := range body.Docs {
+		if batchable(item, base) {
+			if len(run) > 0 && run[len(run)-1].ID == item.ID {
+				// Answers are told apart by id: never two of one id in a row.
+				if err := s.bulkGetRun(r, db, run, base, write); err != nil {
+					s.log.Warn("write _bulk_get", "err", err)
+					return
+				}
+				run = run[:0]
+			}
+			run = append(run, item)
+			continue
+		}
+		if len(run) > 0 {
+			if err := s.bulkGetRun(r, db, run, base, write); err != nil {
+				s.log.Warn("write _bulk_get", "err", err)
+				return
+			}
+			run = run[:0]
+		}
+		docs, errs := s.bulkGetOne(r, db, item, base)
+		if err := write(item, docs, errs); err != nil {
+			s.log.Warn("write _bulk_get", "err", err)
+			return
+		}
+	}
+	if len(run) > 0 {
+		if err := s.bulkGetRun(r, db, run, base, write); err != nil {
 			s.log.Warn("write _bulk_get", "err", err)
 			return
 		}
@@ -216,6 +249,70 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 	} else {
 		w.Write([]byte("]}\n"))
 	}
+}
+
+// bulkGetOptions reads _bulk_get's query parameters.
+func bulkGetOptions(q *query) localdb.GetOptions {
+	return localdb.GetOptions{Revs: q.bool("revs"), Attachments: q.bool("attachments"), Latest: q.bool("latest")}
+}
+
+// batchable tells an item bulkGetRun can answer: a valid id and rev, and
+// no atts_since that would turn attachments on for it alone.
+func batchable(item bulkGetItem, base localdb.GetOptions) bool {
+	if item.Rev == "" || (item.AttsSince != nil && len(item.AttsSince) == 0 && !base.Attachments) {
+		return false
+	}
+	if couchdoc.ValidateDocID(item.ID) != nil {
+		return false
+	}
+	_, _, err := couchdoc.ParseRev(item.Rev)
+	return err == nil
+}
+
+// bulkGetRun answers a run of batchable items, no two consecutive ones of
+// the same id, with one OpenRevsBatch call, writing each item's answers
+// as soon as the next item's begin.
+func (s *Server) bulkGetRun(r *http.Request, db *localdb.DB, run []bulkGetItem, base localdb.GetOptions, write func(bulkGetItem, []*couchdoc.Doc, []error) error) error {
+	reqs := make([]localdb.RevsRequest, len(run))
+	for i, item := range run {
+		reqs[i] = localdb.RevsRequest{ID: item.ID, Revs: []string{item.Rev}, AttsSince: item.AttsSince}
+	}
+	i := -1
+	var docs []*couchdoc.Doc
+	var errs []error
+	flush := func() error {
+		if i < 0 {
+			return nil
+		}
+		err := write(run[i], docs, errs)
+		docs, errs = nil, nil
+		return err
+	}
+	err := db.OpenRevsBatch(r.Context(), reqs, base, func(id string, o localdb.OpenRev, err error) error {
+		if i < 0 || id != run[i].ID {
+			if ferr := flush(); ferr != nil {
+				closeBodies(o.Doc)
+				return ferr
+			}
+			i++
+		}
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case o.Doc != nil:
+			docs = append(docs, o.Doc)
+		default:
+			errs = append(errs, couchdoc.Errorf(couchdoc.ErrNotFound, "missing"))
+		}
+		return nil
+	})
+	if err != nil {
+		for _, d := range docs {
+			closeBodies(d)
+		}
+		return err
+	}
+	return flush()
 }
 
 // bulkGetOne fetches one requested revision (the winner when no rev).
