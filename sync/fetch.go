@@ -1,9 +1,11 @@
 package sync
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
@@ -62,6 +64,10 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		return nil
 	}
 	currentID := ""
+	var inlineMax int64
+	if iw, ok := tgt.(InlineWriter); ok {
+		inlineMax = iw.InlineAttachmentMax()
+	}
 	fn := func(doc *couchdoc.Doc, revErr error) error {
 		if revErr != nil {
 			if IsTransient(revErr) {
@@ -83,6 +89,17 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			return nil
 		}
 		seen++
+		if hasStreamedAttachments(doc) && inlineMax > 0 {
+			if err := readInline(doc, inlineMax); err != nil {
+				if ctx.Err() != nil || IsTransient(err) {
+					return peerErr("source", src, "read attachment", err)
+				}
+				handed[key] = true
+				r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
+				r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr("source", src, "read attachment", err)})
+				return nil
+			}
+		}
 		if hasStreamedAttachments(doc) {
 			err := tgt.PutDoc(ctx, doc)
 			if err != nil {
@@ -165,6 +182,39 @@ func hasStreamedAttachments(doc *couchdoc.Doc) bool {
 		n += len(a.Data)
 	}
 	return n >= putDocMin
+}
+
+// readInline reads into Data the streamed attachment bodies of doc when
+// they total at most max bytes. Past max, what was read is put back in
+// front of the rest of the body, which stays streamed.
+func readInline(doc *couchdoc.Doc, max int64) error {
+	left := max
+	for _, a := range doc.Attachments {
+		if a.Stub || a.Body == nil {
+			continue
+		}
+		if a.Length > left {
+			return nil
+		}
+		left -= a.Length
+	}
+	left = max
+	for _, a := range doc.Attachments {
+		if a.Stub || a.Body == nil {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(a.Body, left+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(data)) > left {
+			a.Body = io.MultiReader(bytes.NewReader(data), a.Body)
+			return nil
+		}
+		left -= int64(len(data))
+		a.Data, a.Body, a.Follows = data, nil, false
+	}
+	return nil
 }
 
 // docSize estimates a document's share of a _bulk_docs body.

@@ -90,6 +90,16 @@ type BulkGetter interface {
 	BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error
 }
 
+// InlineWriter is the optional capability of a target that takes inline
+// attachment bytes in BulkDocs as cheaply as streamed ones (the local
+// store: no base64, no request to size). The replicator then reads a
+// document's streamed attachment bodies into memory when they total at
+// most InlineAttachmentMax bytes and writes the document in a batch,
+// instead of alone with PutDoc (a transaction, or a request, each).
+type InlineWriter interface {
+	InlineAttachmentMax() int64
+}
+
 // Creator is the optional capability of creating a missing database
 // (create_target).
 type Creator interface {

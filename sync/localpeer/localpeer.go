@@ -291,6 +291,11 @@ func (p *Peer) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.D
 	return failed, nil
 }
 
+// InlineAttachmentMax lets the replicator batch documents with up to
+// 1 MiB of attachment bytes: one store transaction for many of them costs
+// far less than one each, and the bytes are bounded by the batch size.
+func (p *Peer) InlineAttachmentMax() int64 { return 1 << 20 }
+
 // PutDoc stores one revision as it is, streaming its attachment bodies
 // into the store.
 func (p *Peer) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {

@@ -28,14 +28,18 @@ func testAttachments(t *testing.T, newDB Factory, caps Caps) {
 	u := newDB(t)
 	a, b := OpenStore(t, "a"), OpenStore(t, "b")
 	small := []byte("hello attachment")
-	large := make([]byte, 3<<20)
+	// large streams on a pull into the store; medium is read into memory
+	// and written in a batch (localpeer's InlineAttachmentMax).
+	large, medium := make([]byte, 3<<20), make([]byte, 200<<10)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range large {
 		large[i] = byte(rng.Uint32())
 	}
+	copy(medium, large[1000:])
 	doc := &couchdoc.Doc{ID: "withatts", Body: json.RawMessage(`{"k":1}`), Attachments: map[string]*couchdoc.Attachment{
-		"small.txt": {Name: "small.txt", ContentType: "text/plain", Data: small, Length: int64(len(small))},
-		"large.bin": {Name: "large.bin", ContentType: "application/octet-stream", Body: bytes.NewReader(large), Length: int64(len(large))},
+		"small.txt":  {Name: "small.txt", ContentType: "text/plain", Data: small, Length: int64(len(small))},
+		"large.bin":  {Name: "large.bin", ContentType: "application/octet-stream", Body: bytes.NewReader(large), Length: int64(len(large))},
+		"medium.bin": {Name: "medium.bin", ContentType: "application/octet-stream", Body: bytes.NewReader(medium), Length: int64(len(medium))},
 	}}
 	rev, err := a.Put(context.Background(), doc)
 	if err != nil {
@@ -47,7 +51,7 @@ func testAttachments(t *testing.T, newDB Factory, caps Caps) {
 		t.Fatalf("remote doc %+v", rd)
 	}
 	syncBoth(t, Local(b), Remote(t, u, nil))
-	for name, want := range map[string][]byte{"small.txt": small, "large.bin": large} {
+	for name, want := range map[string][]byte{"small.txt": small, "medium.bin": medium, "large.bin": large} {
 		_, body, err := b.OpenAttachment(context.Background(), "withatts", "", name)
 		if err != nil {
 			t.Fatalf("%s on b: %v", name, err)
