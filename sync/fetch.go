@@ -19,6 +19,9 @@ import (
 // fetch callback, so their bytes are never buffered; the others go to the
 // writer in _bulk_docs units bounded in documents and bytes.
 func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writes chan<- *writeUnit) error {
+	// One unit fills across the chunks of the batch: fewer, fuller
+	// _bulk_docs requests (a single-threaded server pays per request).
+	u := &unitFiller{r: r, b: b, writes: writes, unit: &writeUnit{b: b}}
 	var chunk []missingDoc
 	n := 0
 	for i, m := range b.missing {
@@ -27,42 +30,58 @@ func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writ
 		if n >= r.opts.BulkGetSize || i == len(b.missing)-1 {
 			c := chunk
 			handed := map[string]bool{} // revisions already written or queued, across attempts
-			if err := r.retry(ctx, func() error { return r.fetchChunk(ctx, s, b, c, handed, writes) }); err != nil {
+			if err := r.retry(ctx, func() error { return r.fetchChunk(ctx, s, b, c, handed, u) }); err != nil {
 				return err
 			}
 			chunk, n = nil, 0
 		}
 	}
 	b.missing = nil
+	return u.flush(ctx)
+}
+
+// unitFiller fills the _bulk_docs units of one batch and hands them to the
+// writer.
+type unitFiller struct {
+	r      *replication
+	b      *batch
+	writes chan<- *writeUnit
+	unit   *writeUnit
+}
+
+// add queues doc, handing the unit over when it is full.
+func (u *unitFiller) add(ctx context.Context, doc *couchdoc.Doc) error {
+	u.unit.docs = append(u.unit.docs, doc)
+	u.unit.bytes += docSize(doc)
+	if len(u.unit.docs) >= u.r.opts.BulkDocsSize || u.unit.bytes >= u.r.opts.BulkDocsBytes {
+		return u.flush(ctx)
+	}
 	return nil
 }
 
-// fetchChunk is one attempt at fetching and handing over a chunk.
-// Revisions are counted when handed over (to the writer, or written with
-// PutDoc); those handed over by an earlier attempt (listed in handed) are
-// skipped.
-func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chunk []missingDoc, handed map[string]bool, writes chan<- *writeUnit) error {
-	src, tgt := r.opts.Source, r.opts.Target
-	seen := 0
-	unit := &writeUnit{b: b}
-	flush := func() error {
-		if len(unit.docs) == 0 {
-			return nil
-		}
-		for _, d := range unit.docs {
-			handed[d.ID+"\x00"+d.Rev] = true
-		}
-		r.addStats(Stats{DocsRead: int64(len(unit.docs))})
-		b.refs.Add(1)
-		select {
-		case writes <- unit:
-		case <-ctx.Done():
-			b.refs.Add(-1)
-			return ctx.Err()
-		}
-		unit = &writeUnit{b: b}
+// flush hands the unit to the writer, if it holds anything.
+func (u *unitFiller) flush(ctx context.Context) error {
+	if len(u.unit.docs) == 0 {
 		return nil
 	}
+	u.r.addStats(Stats{DocsRead: int64(len(u.unit.docs))})
+	u.b.refs.Add(1)
+	select {
+	case u.writes <- u.unit:
+	case <-ctx.Done():
+		u.b.refs.Add(-1)
+		return ctx.Err()
+	}
+	u.unit = &writeUnit{b: u.b}
+	return nil
+}
+
+// fetchChunk is one attempt at fetching a chunk. Revisions are marked in
+// handed when queued in the unit or written with PutDoc; those handed by
+// an earlier attempt are skipped.
+func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chunk []missingDoc, handed map[string]bool, u *unitFiller) error {
+	src, tgt := r.opts.Source, r.opts.Target
+	seen := 0
 	currentID := ""
 	var inlineMax int64
 	if iw, ok := tgt.(InlineWriter); ok {
@@ -116,12 +135,8 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			s.written.Store(true)
 			return nil
 		}
-		unit.docs = append(unit.docs, doc)
-		unit.bytes += docSize(doc)
-		if len(unit.docs) >= r.opts.BulkDocsSize || unit.bytes >= r.opts.BulkDocsBytes {
-			return flush()
-		}
-		return nil
+		handed[key] = true
+		return u.add(ctx, doc)
 	}
 
 	bg, ok := src.(BulkGetter)
@@ -135,7 +150,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		err := bg.BulkGet(ctx, reqs, fn)
 		switch {
 		case err == nil:
-			return flush()
+			return nil
 		case bulkGetUnsupported(err) && seen == 0:
 			r.noBulkGet.Store(true)
 		default:
@@ -148,7 +163,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			return peerErr("source", src, "open_revs", err)
 		}
 	}
-	return flush()
+	return nil
 }
 
 // bulkGetUnsupported tells a peer without _bulk_get (404, 400, 405, 501).

@@ -192,7 +192,6 @@ func TestContinuousCancelAndResume(t *testing.T) {
 func TestBulkDocsTooLargeSplits(t *testing.T) {
 	src, tgt := newMemPeer("src"), newMemPeer("tgt")
 	fill(src, 40)
-	tgt.fail = func(m string) error { return nil }
 	var calls atomic.Int32
 	big := &tooLargePeer{memPeer: tgt, max: 8, calls: &calls}
 	res, err := Replicate(context.Background(), Options{Source: src, Target: big, NoEmptyTargetShortcut: true})
@@ -318,4 +317,50 @@ func TestFetchRetryDoesNotRewrite(t *testing.T) {
 	if res.Stats.DocsWritten != 20 || res.Stats.DocsRead != 20 || tgt.leafCount() != 20 {
 		t.Fatalf("stats after a retried fetch %+v", res.Stats)
 	}
+}
+
+// TestUnitsFillAcrossChunks checks that _bulk_docs units fill across the
+// fetch chunks of a batch, and that a chunk retried after a transient
+// failure neither drops nor repeats the revisions queued before it.
+func TestUnitsFillAcrossChunks(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 1000)
+	var opens atomic.Int64
+	src.fail = func(m string) error {
+		if m == "OpenRevs" && opens.Add(1) == 15 { // the 5th doc of the 2nd chunk
+			return &couchdoc.Error{Status: http.StatusServiceUnavailable, Name: "unavailable"}
+		}
+		return nil
+	}
+	var written atomic.Int64
+	var sizes []int
+	var mu gosync.Mutex
+	opts := Options{Source: src, Target: &sizeRecorder{memPeer: tgt, sizes: &sizes, mu: &mu, n: &written},
+		BatchSize: 1000, BulkGetSize: 10, BulkDocsSize: 250, Workers: 1, Retries: 3, RetryDelay: time.Millisecond}
+	res, err := Replicate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stats.DocsWritten != 1000 || res.Stats.DocsRead != 1000 || written.Load() != 1000 || tgt.leafCount() != 1000 {
+		t.Fatalf("stats %+v, docs sent %d, target leaves %d", res.Stats, written.Load(), tgt.leafCount())
+	}
+	if fmt.Sprint(sizes) != "[250 250 250 250]" {
+		t.Fatalf("_bulk_docs sizes %v, want 4 full units of 250 across chunks of 10", sizes)
+	}
+}
+
+// sizeRecorder records the size of each BulkDocs call.
+type sizeRecorder struct {
+	*memPeer
+	sizes *[]int
+	mu    *gosync.Mutex
+	n     *atomic.Int64
+}
+
+func (p *sizeRecorder) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	p.mu.Lock()
+	*p.sizes = append(*p.sizes, len(docs))
+	p.mu.Unlock()
+	p.n.Add(int64(len(docs)))
+	return p.memPeer.BulkDocs(ctx, docs)
 }
