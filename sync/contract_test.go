@@ -1,6 +1,7 @@
 package sync_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
@@ -97,4 +100,30 @@ func serverFactory(t *testing.T) synctest.Factory {
 
 func TestContractServer(t *testing.T) {
 	synctest.Run(t, serverFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true})
+}
+
+// TestFirstPullHugeDoc: a document too large for a changes row (here with
+// a 256 KiB row bound) makes the include_docs feed of a first pull fail;
+// the feed is read again without documents and the pull completes.
+func TestFirstPullHugeDoc(t *testing.T) {
+	defer func(n int64) { wire.MaxChangesRow = n }(wire.MaxChangesRow)
+	wire.MaxChangesRow = 256 << 10
+	u := serverFactory(t)(t)
+	big := strings.Repeat("x", 1<<20)
+	docs := []any{map[string]any{"_id": "big", "s": big}}
+	for i := range 30 {
+		docs = append(docs, map[string]any{"_id": fmt.Sprintf("s%02d", i)})
+	}
+	if st := synctest.HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
+		t.Fatalf("seed: %d", st)
+	}
+	db := synctest.OpenStore(t, "local")
+	res, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: synctest.Remote(t, u, nil), Target: synctest.Local(db)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := db.Get(context.Background(), "big", localdb.GetOptions{})
+	if err != nil || len(d.Body) < 1<<20 || res.Stats.DocsWritten != 31 {
+		t.Fatalf("big: %v, %d bytes, stats %+v", err, len(d.Body), res.Stats)
+	}
 }

@@ -22,6 +22,12 @@ func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writ
 	// One unit fills across the chunks of the batch: fewer, fuller
 	// _bulk_docs requests (a single-threaded server pays per request).
 	u := &unitFiller{r: r, b: b, writes: writes, unit: &writeUnit{b: b}}
+	for _, d := range b.ready {
+		if err := u.add(ctx, d); err != nil {
+			return err
+		}
+	}
+	b.ready = nil
 	var chunk []missingDoc
 	n := 0
 	for i, m := range b.missing {

@@ -150,4 +150,7 @@ type ChangesOptions struct {
 	// Filter names a design document filter ("ddoc/name") with QueryParams.
 	Filter      string
 	QueryParams map[string]string
+	// IncludeDocs asks for each row's winning revision in Change.Doc
+	// (include_docs=true, no attachment bodies). A peer may ignore it.
+	IncludeDocs bool
 }

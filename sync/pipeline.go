@@ -30,6 +30,7 @@ type batch struct {
 	rows    []*couchdoc.Change
 	seq     json.RawMessage // the feed's sequence after this batch
 	assume  bool            // skip revs_diff: everything is missing
+	ready   []*couchdoc.Doc // revisions the feed carried in full (feeddocs.go)
 	missing []missingDoc
 	refs    atomic.Int64 // holds: the stage owning it + writes in flight
 }
@@ -134,6 +135,9 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			Since: since, Limit: r.opts.BatchSize, Feed: feed, Heartbeat: r.opts.Heartbeat,
 			DocIDs: r.opts.DocIDs, Selector: r.opts.Selector, Filter: r.opts.Filter, QueryParams: r.opts.QueryParams,
 		}
+		if s.emptyTarget && !s.firstPass.Load() && !r.noFeedDocs.Load() {
+			opts.IncludeDocs = true
+		}
 		if first || full {
 			// Do not park the first request (report the start quickly), nor
 			// the one after a full batch: with nothing more to read, a
@@ -143,12 +147,26 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 		}
 		err := r.retry(ctx, func() (err error) {
 			rows = rows[:0]
-			last, err = src.Changes(ctx, opts, func(c *couchdoc.Change) error {
+			docBytes := 0
+			keep := func(c *couchdoc.Change) error {
+				if len(c.Doc) > 0 {
+					if docBytes += len(c.Doc); docBytes > feedDocsBytes {
+						c.Doc = nil
+					}
+				}
 				if c.ID != "" && len(c.Changes) > 0 {
 					rows = append(rows, c)
 				}
 				return nil
-			})
+			}
+			last, err = src.Changes(ctx, opts, keep)
+			if err != nil && opts.IncludeDocs && feedDocsRefused(err) {
+				// Ask again at once without the documents.
+				r.noFeedDocs.Store(true)
+				opts.IncludeDocs = false
+				rows = rows[:0]
+				last, err = src.Changes(ctx, opts, keep)
+			}
 			return err
 		})
 		if err != nil {
@@ -217,12 +235,26 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 				checked++
 			}
 		}
-		b.rows = nil
 		var found int64
 		if b.assume {
+			for _, c := range b.rows {
+				if len(revs[c.ID]) != 1 {
+					continue // an id listed twice in a batch is fetched as usual
+				}
+				if d := feedDoc(c); d != nil {
+					b.ready = append(b.ready, d)
+					revs[c.ID] = nil
+					found++
+				}
+			}
+			if len(b.rows) > 0 && 2*len(b.ready) < len(b.rows) {
+				r.noFeedDocs.Store(true)
+			}
 			for _, id := range order {
-				b.missing = append(b.missing, missingDoc{id: id, revs: revs[id]})
-				found += int64(len(revs[id]))
+				if revs[id] != nil {
+					b.missing = append(b.missing, missingDoc{id: id, revs: revs[id]})
+					found += int64(len(revs[id]))
+				}
 			}
 		} else if len(order) > 0 {
 			var diff map[string]couchdoc.RevsDiffResult
@@ -239,8 +271,9 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 				found += int64(len(d.Missing))
 			}
 		}
+		b.rows = nil
 		r.addStats(Stats{MissingChecked: checked, MissingFound: found})
-		if len(b.missing) == 0 {
+		if len(b.missing) == 0 && len(b.ready) == 0 {
 			r.release(s, b, ckpt)
 			continue
 		}

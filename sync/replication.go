@@ -39,8 +39,9 @@ type replication struct {
 	progress  bool  // the session transferred something
 	sinceUsed bool  // opts.Since started a session already
 
-	evMu      gosync.Mutex
-	noBulkGet atomic.Bool
+	evMu       gosync.Mutex
+	noBulkGet  atomic.Bool
+	noFeedDocs atomic.Bool // the first-pass include_docs fast path is off
 }
 
 func newReplication(opts Options, name string) (*replication, error) {

@@ -150,6 +150,9 @@ func (db *DB) readChanges(ctx context.Context, r *request, feed string, fn func(
 func (db *DB) changesRequest(opts sync.ChangesOptions) (*request, error) {
 	q := url.Values{}
 	q.Set("style", "all_docs")
+	if opts.IncludeDocs {
+		q.Set("include_docs", "true")
+	}
 	if s := seqParam(opts.Since); s != "" {
 		q.Set("since", s)
 	}

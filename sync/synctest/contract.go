@@ -30,6 +30,7 @@ type Caps struct {
 // Run runs the whole contract suite against the remote made by newDB.
 func Run(t *testing.T, newDB Factory, caps Caps) {
 	t.Run("Pull", func(t *testing.T) { testPull(t, newDB) })
+	t.Run("FirstPull", func(t *testing.T) { testFirstPull(t, newDB) })
 	t.Run("Push", func(t *testing.T) { testPush(t, newDB) })
 	t.Run("SyncBothWays", func(t *testing.T) { testSync(t, newDB) })
 	t.Run("ConflictsConverge", func(t *testing.T) { testConflicts(t, newDB) })
