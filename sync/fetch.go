@@ -114,27 +114,26 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			return nil
 		}
 		seen++
+		// failed ends a revision that could not be read or written: a
+		// transient error (or ctx done) fails the attempt, another is the
+		// document's own, counted and reported.
+		failed := func(role string, p Peer, op string, err error) error {
+			if ctx.Err() != nil || IsTransient(err) {
+				return peerErr(role, p, op, err)
+			}
+			handed[key] = true
+			r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
+			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
+			return nil
+		}
 		if hasStreamedAttachments(doc) && inlineMax > 0 {
 			if err := readInline(doc, inlineMax); err != nil {
-				if ctx.Err() != nil || IsTransient(err) {
-					return peerErr("source", src, "read attachment", err)
-				}
-				handed[key] = true
-				r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
-				r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr("source", src, "read attachment", err)})
-				return nil
+				return failed("source", src, "read attachment", err)
 			}
 		}
 		if hasStreamedAttachments(doc) {
-			err := tgt.PutDoc(ctx, doc)
-			if err != nil {
-				if ctx.Err() != nil || IsTransient(err) {
-					return peerErr("target", tgt, "write document", err)
-				}
-				handed[key] = true
-				r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
-				r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr("target", tgt, "write document", err)})
-				return nil
+			if err := tgt.PutDoc(ctx, doc); err != nil {
+				return failed("target", tgt, "write document", err)
 			}
 			handed[key] = true
 			r.addStats(Stats{DocsRead: 1, DocsWritten: 1})
