@@ -19,7 +19,7 @@ import (
 
 // feedDocsBytes bounds the document bodies held from one changes batch;
 // rows past it are fetched as usual.
-const feedDocsBytes = 8 << 20
+const feedDocsBytes = 4 << 20
 
 // feedDoc returns the revision a changes row carries in full, or nil.
 func feedDoc(c *couchdoc.Change) *couchdoc.Doc {

@@ -8,7 +8,10 @@
 // A replication is a pipeline under one errgroup with bounded channels:
 // changes reader -> revs_diff -> fetch workers (_bulk_get, or open_revs per
 // document) -> _bulk_docs writer, documents with attachment bodies being
-// streamed to the target with PutDoc as they are read. Checkpoints
+// streamed to the target with PutDoc as they are read. A first pull into
+// an empty target skips revs_diff and takes first-generation revisions
+// from the changes feed (include_docs) instead of fetching them again
+// (feeddocs.go). Checkpoints
 // (_local/<ReplicationID> on both peers, CouchDB's replication log format)
 // record the last sequence below which every change is written, even when
 // batches finish out of order; sequences are opaque and never compared.
