@@ -34,6 +34,24 @@ func (s *scanner) space() {
 	}
 }
 
+// next reads what follows a member or an element: close ends the
+// container (end), a comma goes on, anything else is invalid (!ok).
+func (s *scanner) next(close byte) (end, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case close:
+		s.i++
+		return true, true
+	case ',':
+		s.i++
+		return false, true
+	}
+	return false, false
+}
+
 func (s *scanner) value(depth int) bool {
 	if s.i >= len(s.b) || depth > maxJSONDepth {
 		return false
@@ -60,18 +78,9 @@ func (s *scanner) value(depth int) bool {
 			if !s.value(depth + 1) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
-				return false
+			if end, ok := s.next('}'); end || !ok {
+				return ok
 			}
-			if s.b[s.i] == '}' {
-				s.i++
-				return true
-			}
-			if s.b[s.i] != ',' {
-				return false
-			}
-			s.i++
 		}
 	case c == '[':
 		s.i++
@@ -85,18 +94,9 @@ func (s *scanner) value(depth int) bool {
 			if !s.value(depth + 1) {
 				return false
 			}
-			s.space()
-			if s.i >= len(s.b) {
-				return false
+			if end, ok := s.next(']'); end || !ok {
+				return ok
 			}
-			if s.b[s.i] == ']' {
-				s.i++
-				return true
-			}
-			if s.b[s.i] != ',' {
-				return false
-			}
-			s.i++
 		}
 	case c == '"':
 		return s.str()
