@@ -209,46 +209,50 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 		}
 		return err
 	}
-	// Runs of items naming a revision are read with OpenRevsBatch, many
-	// documents per read transaction; the others one at a time.
-	var run []bulkGetItem
-	for _, item := range body.Docs {
-		if batchable(item, base) {
-			if len(run) > 0 && run[len(run)-1].ID == item.ID {
-				// Answers are told apart by id: never two of one id in a row.
-				if err := s.bulkGetRun(r, db, run, base, write); err != nil {
-					s.log.Warn("write _bulk_get", "err", err)
-					return
-				}
-				run = run[:0]
-			}
-			run = append(run, item)
-			continue
-		}
-		if len(run) > 0 {
-			if err := s.bulkGetRun(r, db, run, base, write); err != nil {
-				s.log.Warn("write _bulk_get", "err", err)
-				return
-			}
-			run = run[:0]
-		}
-		docs, errs := s.bulkGetOne(r, db, item, base)
-		if err := write(item, docs, errs); err != nil {
-			s.log.Warn("write _bulk_get", "err", err)
-			return
-		}
-	}
-	if len(run) > 0 {
-		if err := s.bulkGetRun(r, db, run, base, write); err != nil {
-			s.log.Warn("write _bulk_get", "err", err)
-			return
-		}
+	if err := s.bulkGetItems(r, db, body.Docs, base, write); err != nil {
+		s.log.Warn("write _bulk_get", "err", err)
+		return
 	}
 	if mixed {
 		_ = mw.Close()
 	} else {
 		w.Write([]byte("]}\n"))
 	}
+}
+
+// bulkGetItems answers items in order: runs of items naming a revision
+// with OpenRevsBatch (many documents per read transaction), the others one
+// at a time. It stops at the first error writing the answer.
+func (s *Server) bulkGetItems(r *http.Request, db *localdb.DB, items []bulkGetItem, base localdb.GetOptions, write func(bulkGetItem, []*couchdoc.Doc, []error) error) error {
+	var run []bulkGetItem
+	flushRun := func() error {
+		if len(run) == 0 {
+			return nil
+		}
+		err := s.bulkGetRun(r, db, run, base, write)
+		run = run[:0]
+		return err
+	}
+	for _, item := range items {
+		if !batchable(item, base) {
+			if err := flushRun(); err != nil {
+				return err
+			}
+			docs, errs := s.bulkGetOne(r, db, item, base)
+			if err := write(item, docs, errs); err != nil {
+				return err
+			}
+			continue
+		}
+		// Answers are told apart by id: never two of one id in a row.
+		if len(run) > 0 && run[len(run)-1].ID == item.ID {
+			if err := flushRun(); err != nil {
+				return err
+			}
+		}
+		run = append(run, item)
+	}
+	return flushRun()
 }
 
 // bulkGetOptions reads _bulk_get's query parameters.
