@@ -68,6 +68,12 @@ func ParseDoc(data []byte) (*Doc, error) {
 		body = append([]byte(nil), body...)
 	}
 	doc.Body = body
+	if IsLocalID(doc.ID) {
+		// CouchDB shows a local doc's "0-N" rev as _revisions
+		// {"start": 0, "ids": ["N"]}, and its replicator sends that back
+		// with the checkpoint: it says nothing more than _rev.
+		doc.Revisions = nil
+	}
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err

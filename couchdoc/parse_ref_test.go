@@ -55,6 +55,9 @@ func refParseDoc(data []byte) (*Doc, error) {
 		return nil, Errorf(ErrBadRequest, "invalid JSON: trailing data after the document")
 	}
 	doc.Body = append(body, '}')
+	if IsLocalID(doc.ID) {
+		doc.Revisions = nil
+	}
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err

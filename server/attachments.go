@@ -48,7 +48,6 @@ func (s *Server) getAttachment(w http.ResponseWriter, r *http.Request, rt route,
 	etag := `"` + strings.TrimPrefix(att.Digest, "md5-") + `"`
 	h.Set("ETag", etag)
 	h.Set("Cache-Control", "must-revalidate")
-	h.Set("Accept-Ranges", "none")
 	if d, ok := strings.CutPrefix(att.Digest, "md5-"); ok {
 		h.Set("Content-MD5", d)
 	}
@@ -56,18 +55,81 @@ func (s *Server) getAttachment(w http.ResponseWriter, r *http.Request, rt route,
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	// An attachment is served as a sandboxed page, never as active content
+	// of the server's origin (CouchDB does the same).
+	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("Accept-Ranges", "bytes")
 	ct := att.ContentType
 	if ct == "" {
 		ct = "application/octet-stream"
 	}
 	h.Set("Content-Type", ct)
-	h.Set("Content-Length", strconv.FormatInt(att.Length, 10))
-	w.WriteHeader(http.StatusOK)
+	start, n, status := int64(0), att.Length, http.StatusOK
+	if rg := r.Header.Get("Range"); rg != "" && r.Method == http.MethodGet {
+		var ok bool
+		if start, n, ok = singleRange(rg, att.Length); !ok {
+			start, n = 0, att.Length // several ranges: the whole body (RFC 9110 allows it)
+		} else if n < 0 {
+			h.Set("Content-Range", "bytes */"+strconv.FormatInt(att.Length, 10))
+			s.writeError(w, r, &couchdoc.Error{Status: http.StatusRequestedRangeNotSatisfiable, Name: "requested_range_not_satisfiable", Reason: "Requested range not satisfiable"})
+			return
+		} else {
+			status = http.StatusPartialContent
+			h.Set("Content-Range", "bytes "+strconv.FormatInt(start, 10)+"-"+strconv.FormatInt(start+n-1, 10)+"/"+strconv.FormatInt(att.Length, 10))
+		}
+	}
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		return
 	}
-	if _, err := io.Copy(w, body); err != nil {
+	if start > 0 {
+		if _, err := io.CopyN(io.Discard, body, start); err != nil {
+			s.log.Warn("write attachment", "err", err)
+			return
+		}
+	}
+	if _, err := io.CopyN(w, body, n); err != nil {
 		s.log.Warn("write attachment", "err", err)
+	}
+}
+
+// singleRange reads a Range header naming one byte range of a body of
+// size bytes: its start and length, length -1 when it lies beyond the
+// end; ok is false for anything but one well-formed range.
+func singleRange(header string, size int64) (start, n int64, ok bool) {
+	spec, found := strings.CutPrefix(header, "bytes=")
+	if !found || strings.Contains(spec, ",") {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(strings.TrimSpace(spec), "-")
+	if !found {
+		return 0, 0, false
+	}
+	switch {
+	case a == "": // the last b bytes
+		k, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || k <= 0 {
+			return 0, 0, false
+		}
+		k = min(k, size)
+		return size - k, k, true
+	default:
+		from, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || from < 0 {
+			return 0, 0, false
+		}
+		to := size - 1
+		if b != "" {
+			if to, err = strconv.ParseInt(b, 10, 64); err != nil || to < from {
+				return 0, 0, false
+			}
+			to = min(to, size-1)
+		}
+		if from >= size {
+			return 0, -1, true
+		}
+		return from, to - from + 1, true
 	}
 }
 
@@ -130,7 +192,7 @@ func (s *Server) putAttachment(w http.ResponseWriter, r *http.Request, rt route,
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", `"`+newRev+`"`)
+	setLocation(w, r, rt.db, rt.docID, rt.att)
 	writeJSON(w, http.StatusCreated, okRev{OK: true, ID: rt.docID, Rev: newRev})
 }
 
@@ -156,6 +218,5 @@ func (s *Server) deleteAttachment(w http.ResponseWriter, r *http.Request, rt rou
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", `"`+newRev+`"`)
 	writeJSON(w, http.StatusOK, okRev{OK: true, ID: rt.docID, Rev: newRev})
 }

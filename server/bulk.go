@@ -181,9 +181,12 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 		return
 	}
 	mixed := accepts(r, wire.TypeMixed)
+	// As with open_revs, a multipart answer carries attachment bodies.
+	base.Attachments = base.Attachments || mixed
 	var mw *wire.MixedWriter
 	if mixed {
 		mw = wire.NewMixedWriter(w)
+		mw.DocHeaders = true
 		w.Header().Set("Content-Type", mw.ContentType())
 	} else {
 		w.Header().Set("Content-Type", "application/json")
@@ -260,10 +263,9 @@ func bulkGetOptions(q *query) localdb.GetOptions {
 	return localdb.GetOptions{Revs: q.bool("revs"), Attachments: q.bool("attachments"), Latest: q.bool("latest")}
 }
 
-// batchable tells an item bulkGetRun can answer: a valid id and rev, and
-// no atts_since that would turn attachments on for it alone.
+// batchable tells an item bulkGetRun can answer: a valid id and rev.
 func batchable(item bulkGetItem, base localdb.GetOptions) bool {
-	if item.Rev == "" || (item.AttsSince != nil && len(item.AttsSince) == 0 && !base.Attachments) {
+	if item.Rev == "" {
 		return false
 	}
 	if couchdoc.ValidateDocID(item.ID) != nil {
@@ -319,29 +321,30 @@ func (s *Server) bulkGetRun(r *http.Request, db *localdb.DB, run []bulkGetItem, 
 	return flush()
 }
 
-// bulkGetOne fetches one requested revision (the winner when no rev).
+// bulkGetOne fetches one requested revision, or every leaf (in CouchDB's
+// order, the tombstone of a deleted doc included) when no rev is named.
 func (s *Server) bulkGetOne(r *http.Request, db *localdb.DB, item bulkGetItem, base localdb.GetOptions) ([]*couchdoc.Doc, []error) {
 	opts := base
-	if item.AttsSince != nil {
-		opts.AttsSince = item.AttsSince
-		opts.Attachments = true
+	opts.AttsSince = item.AttsSince
+	if item.ID == "" {
+		return nil, []error{badRequest("document id missed")}
 	}
 	if err := couchdoc.ValidateDocID(item.ID); err != nil {
 		return nil, []error{err}
 	}
-	if item.Rev == "" {
-		doc, err := db.Get(r.Context(), item.ID, opts)
-		if err != nil {
-			return nil, []error{err}
+	var revs []string
+	if item.Rev != "" {
+		if _, _, err := couchdoc.ParseRev(item.Rev); err != nil {
+			return nil, []error{badRequest("Invalid rev format")}
 		}
-		return []*couchdoc.Doc{doc}, nil
+		revs = []string{item.Rev}
 	}
-	if _, _, err := couchdoc.ParseRev(item.Rev); err != nil {
-		return nil, []error{err}
-	}
-	res, err := db.OpenRevs(r.Context(), item.ID, []string{item.Rev}, opts)
+	res, err := db.OpenRevs(r.Context(), item.ID, revs, opts)
 	if err != nil {
 		return nil, []error{err}
+	}
+	if revs == nil {
+		sortLeaves(res)
 	}
 	var docs []*couchdoc.Doc
 	var errs []error
@@ -355,8 +358,22 @@ func (s *Server) bulkGetOne(r *http.Request, db *localdb.DB, item bulkGetItem, b
 	return docs, errs
 }
 
+// errorIDRev is what CouchDB names an item by in its error entries: a
+// missing id is null, a missing rev the string "undefined".
+func (item bulkGetItem) errorIDRev() (id any, rev string) {
+	id, rev = item.ID, item.Rev
+	if item.ID == "" {
+		id = nil
+	}
+	if rev == "" {
+		rev = "undefined"
+	}
+	return id, rev
+}
+
 func writeBulkGetJSON(w http.ResponseWriter, item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
-	idJSON, _ := jsonMarshal(item.ID)
+	jid, _ := item.errorIDRev()
+	idJSON, _ := jsonMarshal(jid)
 	if _, err := w.Write([]byte(`{"id":` + string(idJSON) + `,"docs":[`)); err != nil {
 		return err
 	}
@@ -378,7 +395,8 @@ func writeBulkGetJSON(w http.ResponseWriter, item bulkGetItem, docs []*couchdoc.
 		}
 		n++
 		ce := toCouchError(e)
-		b, _ := jsonMarshal(map[string]any{"error": wire.BulkGetError{ID: item.ID, Rev: item.Rev, Error: ce.Name, Reason: ce.Reason}})
+		id, rev := item.errorIDRev()
+		b, _ := jsonMarshal(map[string]any{"error": map[string]any{"id": id, "rev": rev, "error": ce.Name, "reason": ce.Reason}})
 		w.Write(b)
 	}
 	_, err := w.Write([]byte("]}"))
@@ -392,7 +410,8 @@ func writeBulkGetMixed(mw *wire.MixedWriter, item bulkGetItem, docs []*couchdoc.
 		}
 	}
 	for _, e := range errs {
-		if err := mw.WriteRevError(item.ID, item.Rev, toCouchError(e)); err != nil {
+		_, rev := item.errorIDRev()
+		if err := mw.WriteRevError(item.ID, rev, toCouchError(e)); err != nil {
 			return err
 		}
 	}

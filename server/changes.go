@@ -146,6 +146,8 @@ type feedWriter struct {
 	started    bool
 	rows       int
 	err        error
+	// pending counts the changes after a seq, for the closing line.
+	pending func(seq int64) int64
 }
 
 func (f *feedWriter) start() {
@@ -229,10 +231,15 @@ func (f *feedWriter) heartbeat() {
 
 func (f *feedWriter) end(lastSeq int64) {
 	f.start()
+	var pending int64
+	if f.pending != nil {
+		pending = f.pending(lastSeq)
+	}
+	tail := strconv.FormatInt(lastSeq, 10) + `,"pending":` + strconv.FormatInt(pending, 10) + "}\n"
 	if f.continuous {
-		f.write([]byte(`{"last_seq":` + strconv.FormatInt(lastSeq, 10) + "}\n"))
+		f.write([]byte(`{"last_seq":` + tail))
 	} else {
-		f.write([]byte("\n],\n\"last_seq\":" + strconv.FormatInt(lastSeq, 10) + "}\n"))
+		f.write([]byte("\n],\n\"last_seq\":" + tail))
 	}
 	f.flush()
 }
@@ -258,6 +265,11 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		p.opts.Since = info.UpdateSeq
 	}
 	f := &feedWriter{w: w, continuous: p.feed == "continuous"}
+	f.pending = func(seq int64) int64 {
+		// A count that fails leaves 0: the rows already went out.
+		n, _ := db.PendingChanges(ctx, seq)
+		return n
+	}
 	if p.feed == "normal" {
 		last, err := db.Changes(ctx, p.opts, f.row)
 		if err != nil {
@@ -287,10 +299,15 @@ func (s *Server) followFeed(ctx context.Context, w http.ResponseWriter, r *http.
 		if limit > 0 {
 			opts.Limit = limit - f.rows
 		}
+		rows := f.rows
 		last, err := db.Changes(ctx, opts, f.row)
 		if err != nil {
 			s.feedError(w, r, f, err)
 			return
+		}
+		if f.rows > rows && p.timeout > 0 {
+			// As CouchDB, the timeout counts from the last change sent.
+			deadline = time.Now().Add(p.timeout)
 		}
 		if limit > 0 && f.rows >= limit {
 			f.end(max(since, last))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"mime"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
@@ -58,7 +59,11 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 	}
 	defer closeBodies(doc)
 	etag := `"` + doc.Rev + `"`
-	w.Header().Set("ETag", etag)
+	// Like CouchDB, no ETag when the answer carries more than the revision
+	// (its conflicts, revs_info or local seq change without a new rev).
+	if !opts.RevsInfo && !opts.Conflicts && !opts.DeletedConflicts && !opts.LocalSeq {
+		w.Header().Set("ETag", etag)
+	}
 	if r.Header.Get("If-None-Match") == etag {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -103,17 +108,25 @@ func (s *Server) getOpenRevs(w http.ResponseWriter, r *http.Request, id string, 
 		return
 	}
 	opts.Rev = ""
+	mixed := accepts(r, wire.TypeMixed)
+	// CouchDB sends attachment bodies in a multipart answer whether or not
+	// attachments=true was asked (atts_since still trims them): its own
+	// replicator relies on it and cannot write stubs it does not have.
+	opts.Attachments = opts.Attachments || mixed
 	results, err := db.OpenRevs(r.Context(), id, revs, opts)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if revs == nil {
+		sortLeaves(results)
 	}
 	defer func() {
 		for _, res := range results {
 			closeBodies(res.Doc)
 		}
 	}()
-	if accepts(r, wire.TypeMixed) {
+	if mixed {
 		mw := wire.NewMixedWriter(w)
 		w.Header().Set("Content-Type", mw.ContentType())
 		w.WriteHeader(http.StatusOK)
@@ -151,6 +164,23 @@ func (s *Server) getOpenRevs(w http.ResponseWriter, r *http.Request, id string, 
 		w.Write([]byte("}"))
 	}
 	w.Write([]byte("]\n"))
+}
+
+// sortLeaves puts open_revs=all's leaves in CouchDB's order: by
+// generation, then by rev id.
+func sortLeaves(results []localdb.OpenRev) {
+	sort.Slice(results, func(i, j int) bool {
+		a, b := results[i].Doc, results[j].Doc
+		if a == nil || b == nil {
+			return b != nil
+		}
+		ga, ha, _ := couchdoc.ParseRev(a.Rev)
+		gb, hb, _ := couchdoc.ParseRev(b.Rev)
+		if ga != gb {
+			return ga < gb
+		}
+		return ha < hb
+	})
 }
 
 // requestRev reconciles the rev of ?rev=, If-Match and the body's _rev;
@@ -216,6 +246,7 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 		return
 	}
 	w.Header().Set("ETag", `"`+rev+`"`)
+	setLocation(w, r, dbName(r), id, "")
 	writeJSON(w, http.StatusCreated, okRev{OK: true, ID: id, Rev: rev})
 }
 
@@ -299,6 +330,6 @@ func (s *Server) postDoc(w http.ResponseWriter, r *http.Request, rt route, db *l
 		s.writeError(w, r, err)
 		return
 	}
-	w.Header().Set("ETag", `"`+rev+`"`)
+	setLocation(w, r, rt.db, doc.ID, "")
 	writeJSON(w, http.StatusCreated, okRev{OK: true, ID: doc.ID, Rev: rev})
 }

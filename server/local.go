@@ -1,7 +1,10 @@
 package server
 
 import (
+	"crypto/md5"
+	"encoding/base32"
 	"net/http"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -27,6 +30,7 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 			s.writeError(w, r, err)
 			return
 		}
+		w.Header().Set("ETag", localETag(id, doc.Rev))
 		writeJSON(w, http.StatusOK, rawJSON(b))
 	case http.MethodPut:
 		body, err := readBody(r)
@@ -49,6 +53,8 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 			s.writeError(w, r, err)
 			return
 		}
+		setLocation(w, r, dbName(r), id, "")
+		w.Header().Set("ETag", localETag(id, rev))
 		writeJSON(w, http.StatusCreated, okRev{OK: true, ID: id, Rev: rev})
 	case http.MethodDelete:
 		rev, err := requestRev(r, "")
@@ -63,4 +69,11 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 	default:
 		s.writeError(w, r, methodNotAllowed("DELETE,GET,HEAD,PUT"))
 	}
+}
+
+// localETag is a local document's ETag: opaque, as CouchDB's, and new with
+// every write.
+func localETag(id, rev string) string {
+	sum := md5.Sum([]byte(id + "\x00" + rev))
+	return `"` + strings.ToUpper(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])) + `"`
 }

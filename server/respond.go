@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -168,4 +170,43 @@ func (b *bodyWatch) Read(p []byte) (int, error) {
 		b.tooLarge, b.err = true, err
 	}
 	return n, err
+}
+
+// setLocation sets the Location of a document (or of one of its
+// attachments) a request created, as CouchDB does: an absolute URL on the
+// request's host whose id is one escaped segment ("_design%2Fx").
+func setLocation(w http.ResponseWriter, r *http.Request, db, id, att string) {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	}
+	loc := scheme + r.Host + "/" + escapeSegment(db) + "/" + escapeSegment(id)
+	if att != "" {
+		loc += "/" + escapeSegment(att)
+	}
+	w.Header().Set("Location", loc)
+}
+
+// dbName is the database a request's path names (its first segment).
+func dbName(r *http.Request) string {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(r.URL.EscapedPath(), "/"), "/")
+	if name, err := url.PathUnescape(seg); err == nil {
+		return name
+	}
+	return seg
+}
+
+// escapeSegment escapes all but RFC 3986's unreserved characters, as
+// CouchDB writes ids in URLs ("=" as %3D, "/" as %2F).
+func escapeSegment(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString(fmt.Sprintf("%%%02X", c))
+	}
+	return b.String()
 }

@@ -178,7 +178,7 @@ func (s *Server) serveServer(w http.ResponseWriter, r *http.Request, rt route, u
 			},
 		})
 	case "_up":
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "seeds": map[string]any{}})
 	case "_all_dbs":
 		if !get {
 			s.writeError(w, r, methodNotAllowed("GET,HEAD"))
@@ -245,6 +245,8 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 			"instance_start_time": s.start,
 			"sizes":               map[string]int{"file": 0, "external": 0, "active": 0},
 			"props":               map[string]any{},
+			// A single node holding a single shard of every database.
+			"cluster": map[string]int{"q": 1, "n": 1, "w": 1, "r": 1},
 		})
 	case http.MethodPut:
 		if err := s.dbs.create(r.Context(), rt.db); err != nil {

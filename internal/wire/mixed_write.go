@@ -15,13 +15,18 @@ import (
 //
 //   - a document without attachment bytes is an application/json part;
 //   - a document with attachment bytes is a nested multipart/related part
-//     (see Related) with X-Doc-Id and X-Rev-Id headers;
+//     (see Related), with X-Doc-Id and X-Rev-Id headers when DocHeaders is
+//     set (CouchDB sends them in _bulk_get answers, not in open_revs ones);
 //   - a missing revision is an application/json; error="true" part holding
 //     {"missing": rev} (open_revs) or {"id","rev","error","reason"}
 //     (_bulk_get).
 //
 // Call Close to write the final boundary. Not safe for concurrent use.
 type MixedWriter struct {
+	// DocHeaders adds X-Doc-Id and X-Rev-Id to the parts of documents
+	// with attachment bytes.
+	DocHeaders bool
+
 	w        io.Writer
 	boundary string
 	parts    int
@@ -79,10 +84,10 @@ func (m *MixedWriter) WriteDoc(doc *couchdoc.Doc) error {
 	}
 	var h strings.Builder
 	h.WriteString(m.delim())
-	if headerSafe(doc.ID) {
+	if m.DocHeaders && headerSafe(doc.ID) {
 		h.WriteString("X-Doc-Id: " + doc.ID + "\r\n")
 	}
-	if headerSafe(doc.Rev) {
+	if m.DocHeaders && headerSafe(doc.Rev) {
 		h.WriteString("X-Rev-Id: " + doc.Rev + "\r\n")
 	}
 	h.WriteString("Content-Type: " + rel.ContentType() + "\r\n\r\n")

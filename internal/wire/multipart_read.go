@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/md5"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -377,14 +379,19 @@ func (st *relatedState) partReader(i int, p *multipart.Part) io.Reader {
 	if ce := p.Header.Get("Content-Encoding"); ce != "" {
 		enc = ce
 	}
+	var encMD5 hash.Hash
 	if strings.EqualFold(enc, "gzip") {
-		src = &lazyGzip{r: src}
+		encMD5 = md5.New()
+		src = &lazyGzip{r: io.TeeReader(src, encMD5)}
 	}
 	length := a.Length
 	if !st.order[i].hasLength {
 		length = -1
 	}
 	v := newVerifier(src, a.Name, length, a.Digest)
+	if v.md5 != nil {
+		v.encMD5 = encMD5
+	}
 	if st.verifiers == nil {
 		st.verifiers = make([]*verifier, len(st.order))
 	}

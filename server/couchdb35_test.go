@@ -1,0 +1,148 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/settee/settee/internal/couchcorpus"
+)
+
+// corpusUsers are the users of the replays: the corpus masks CouchDB's
+// credentials, so these stand in for them.
+var corpusUsers = map[string]string{"admin": "adminpw", "corpus_user": "userpw", "corpus_other": "otherpw"}
+
+// corpusStep is a dataset to load into a database, or an exchanges file
+// of the corpus to replay.
+type corpusStep struct {
+	load, db string
+	file     string
+}
+
+// replayCorpus replays the steps against a fresh server and checks every
+// answer against CouchDB 3.5's, less the differences listed in
+// couchDBDifferences (which must each still differ).
+func replayCorpus(t *testing.T, steps []corpusStep) {
+	ts := newTServer(t, Config{Users: corpusUsers})
+	ctx := context.Background()
+	admin := func(r *http.Request) { r.SetBasicAuth("admin", corpusUsers["admin"]) }
+	rp := &couchcorpus.Replayer{
+		Base:    ts.url,
+		Options: couchcorpus.Options{IdentityAttachments: true},
+		Unmask:  unmaskPassword,
+	}
+	for _, st := range steps {
+		if st.load != "" {
+			if err := couchcorpus.LoadDataset(ctx, http.DefaultClient, ts.url, st.db, st.load, admin); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		ex, err := couchcorpus.ReadExchanges(st.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := strings.TrimSuffix(st.file, ".jsonl")
+		rp.Auth = func(r *http.Request) { corpusAuth(file, r) }
+		rp.Run(ctx, ex, func(res couchcorpus.Result) {
+			e := res.Exchange
+			key := file + "#" + strconv.Itoa(e.Seq)
+			diffs := res.Diffs
+			if res.Err != nil {
+				diffs = append(diffs, res.Err.Error())
+			}
+			if reason, ok := couchDBDifferences[key]; ok {
+				if len(diffs) == 0 {
+					t.Errorf("%s (%s %s) now answers like CouchDB: remove it from couchDBDifferences (%q)", key, e.Method, e.Path, reason)
+				}
+				return
+			}
+			if len(diffs) > 0 {
+				t.Errorf("%s %s %s?%s (%s):\n\t%s", key, e.Method, e.Path, e.Query, e.Note, strings.Join(diffs, "\n\t"))
+				if os.Getenv("CORPUS_VERBOSE") != "" && res.Got != nil {
+					t.Logf("sent %s\ngot %d %v\n%.3000s", res.Got.Request, res.Got.Status, res.Got.Header, res.Got.Body)
+				}
+			}
+		})
+	}
+}
+
+var maskedName = regexp.MustCompile(`name"?\s*[:=]\s*"?([a-z_]+)`)
+
+// unmaskPassword puts the stand-in password of the user a login body names
+// in place of the corpus's "<masked>".
+func unmaskPassword(_ *couchcorpus.Exchange, body []byte) []byte {
+	name := "admin"
+	if m := maskedName.FindSubmatch(body); m != nil {
+		name = string(m[1])
+	}
+	return bytes.ReplaceAll(body, []byte("<masked>"), []byte(corpusUsers[name]))
+}
+
+// corpusAuth sets the credentials CouchDB's clients used: the admin,
+// except in the scripted authorization requests, whose notes say who.
+func corpusAuth(file string, r *http.Request) {
+	user := "admin"
+	if file == "requests" {
+		switch seq := seqOf(r); {
+		case seq == 282:
+			r.SetBasicAuth("corpus_user", "wrong")
+			return
+		case seq == 283:
+			r.SetBasicAuth("nobody", "wrong")
+			return
+		case seq == 290:
+			user = "corpus_other"
+		case seq >= 284 && seq <= 299:
+			user = "corpus_user"
+		}
+	}
+	r.SetBasicAuth(user, corpusUsers[user])
+}
+
+// seqOf reads the exchange number the replay put in the request.
+func seqOf(r *http.Request) int {
+	n, _ := strconv.Atoi(r.Header.Get("X-Corpus-Seq"))
+	return n
+}
+
+// TestCouchDB35Requests replays the corpus's script of single requests.
+func TestCouchDB35Requests(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_req"},
+		{file: "requests.jsonl"},
+	})
+}
+
+// TestCouchDB35Source replays what CouchDB's replicator and PouchDB asked of
+// a source database: a first pull, PouchDB's pull, an incremental pull and
+// a continuous one with writes during it.
+func TestCouchDB35Source(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_src"},
+		{file: "replicator-pull-from-source.jsonl"},
+		{file: "pouchdb-pull.jsonl"},
+		{load: "dataset-incremental.ndjson", db: "corpus_src"},
+		{file: "replicator-incremental.jsonl"},
+		{file: "replicator-continuous.jsonl"},
+	})
+}
+
+// TestCouchDB35Target replays what CouchDB's replicator and PouchDB sent to
+// a target database they created: a first push, an incremental one, and
+// PouchDB's push.
+func TestCouchDB35Target(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{file: "replicator-push-to-target.jsonl"},
+		{file: "replicator-incremental-push.jsonl"},
+		{file: "pouchdb-push.jsonl"},
+	})
+}
