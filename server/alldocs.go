@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
 )
 
@@ -61,8 +62,9 @@ func parseAllDocs(r *http.Request) (localdb.AllDocsOptions, error) {
 	return o, nil
 }
 
-// serveAllDocs is GET|POST /{db}/_all_docs, streamed row by row.
-func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+// serveAllDocs is GET|POST /{db}/_all_docs, and /{db}/_design_docs (the
+// same over the design documents' range), streamed row by row.
+func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB, design bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodPost {
 		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
 		return
@@ -71,6 +73,35 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 	if err != nil {
 		s.writeError(w, r, err)
 		return
+	}
+	if design {
+		lo, hi := "_design/", "_design0"
+		if o.Descending {
+			lo, hi = hi, lo
+		}
+		if o.StartKey == "" || (o.StartKey < lo) != o.Descending {
+			o.StartKey = lo
+		}
+		if o.EndKey == "" || (o.EndKey > hi) != o.Descending {
+			o.EndKey, o.ExclusiveEnd = hi, true
+		}
+	}
+	// The offset of a range is the rows before its start, as in CouchDB;
+	// rows asked for by keys have none (null).
+	offset := "null"
+	if o.Keys == nil {
+		n := int64(0)
+		if o.StartKey != "" {
+			if n, err = db.AllDocsOffset(r.Context(), o.StartKey, o.Descending); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+		offset = strconv.FormatInt(n+int64(o.Skip), 10)
+	}
+	updateSeq := ""
+	if q := newQuery(r.URL); q.bool("update_seq") {
+		updateSeq = `,"update_seq":` + strconv.FormatInt(db.UpdateSeq(), 10)
 	}
 	noRows := o.Limit < 0
 	if noRows {
@@ -126,6 +157,9 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 		return nil
 	}
 	total, err := db.AllDocs(r.Context(), o, row)
+	if err == nil && design {
+		total, err = db.DesignDocCount(r.Context())
+	}
 	if err != nil {
 		if !started {
 			s.writeError(w, r, err)
@@ -136,6 +170,54 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 		return
 	}
 	start()
-	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + strconv.Itoa(o.Skip) + "}\n")
+	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + offset + updateSeq + "}\n")
+	bw.Flush()
+}
+
+// serveLocalDocs is GET /{db}/_local_docs: every local document, with
+// CouchDB's null total_rows and offset.
+func (s *Server) serveLocalDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+		return
+	}
+	q := newQuery(r.URL)
+	includeDocs := q.bool("include_docs")
+	if q.err != nil {
+		s.writeError(w, r, q.err)
+		return
+	}
+	var rows [][]byte
+	err := db.LocalDocs(r.Context(), func(doc *couchdoc.Doc) error {
+		id, _ := jsonMarshal(doc.ID)
+		rev, _ := jsonMarshal(doc.Rev)
+		row := `{"id":` + string(id) + `,"key":` + string(id) + `,"value":{"rev":` + string(rev) + `}`
+		if includeDocs {
+			b, err := doc.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			row += `,"doc":` + string(b)
+		}
+		rows = append(rows, []byte(row+"}"))
+		return nil
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "must-revalidate")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
+	bw.WriteString(`{"total_rows":null,"offset":null,"rows":[`)
+	for i, row := range rows {
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+		bw.Write(row)
+	}
+	bw.WriteString("\n]}\n")
 	bw.Flush()
 }

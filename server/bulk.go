@@ -359,16 +359,16 @@ func (s *Server) bulkGetOne(r *http.Request, db *localdb.DB, item bulkGetItem, b
 }
 
 // errorIDRev is what CouchDB names an item by in its error entries: a
-// missing id is null, a missing rev the string "undefined".
-func (item bulkGetItem) errorIDRev() (id any, rev string) {
-	id, rev = item.ID, item.Rev
-	if item.ID == "" {
-		id = nil
+// missing id is null (and so is the rev then), a missing rev the string
+// "undefined".
+func (item bulkGetItem) errorIDRev() (id, rev any) {
+	switch {
+	case item.ID == "":
+		return nil, nil
+	case item.Rev == "":
+		return item.ID, "undefined"
 	}
-	if rev == "" {
-		rev = "undefined"
-	}
-	return id, rev
+	return item.ID, item.Rev
 }
 
 func writeBulkGetJSON(w http.ResponseWriter, item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
@@ -410,7 +410,10 @@ func writeBulkGetMixed(mw *wire.MixedWriter, item bulkGetItem, docs []*couchdoc.
 		}
 	}
 	for _, e := range errs {
-		_, rev := item.errorIDRev()
+		rev := item.Rev
+		if rev == "" {
+			rev = "undefined"
+		}
 		if err := mw.WriteRevError(item.ID, rev, toCouchError(e)); err != nil {
 			return err
 		}

@@ -41,6 +41,24 @@ func accepts(r *http.Request, mediaType string) bool {
 	return false
 }
 
+// acceptsAny is how CouchDB negotiates a document's answer: a missing
+// Accept header, "*/*" and "multipart/*" accept the media type too (an
+// explicit "application/json" still gets JSON).
+func acceptsAny(r *http.Request, mediaType string) bool {
+	h := r.Header.Get("Accept")
+	if strings.TrimSpace(h) == "" {
+		return true
+	}
+	major, _, _ := strings.Cut(mediaType, "/")
+	for _, part := range strings.Split(h, ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && (mt == mediaType || mt == "*/*" || mt == major+"/*") {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *localdb.DB) {
 	q := newQuery(r.URL)
 	opts := q.getOptions()
@@ -73,7 +91,7 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if hasBodies(doc) && accepts(r, wire.TypeRelated) {
+	if hasBodies(doc) && acceptsAny(r, wire.TypeRelated) {
 		rel, err := wire.NewRelated(doc)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -108,7 +126,7 @@ func (s *Server) getOpenRevs(w http.ResponseWriter, r *http.Request, id string, 
 		return
 	}
 	opts.Rev = ""
-	mixed := accepts(r, wire.TypeMixed)
+	mixed := acceptsAny(r, wire.TypeMixed)
 	// CouchDB sends attachment bodies in a multipart answer whether or not
 	// attachments=true was asked (atts_since still trims them): its own
 	// replicator relies on it and cannot write stubs it does not have.

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base32"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
@@ -25,6 +26,10 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 			s.writeError(w, r, err)
 			return
 		}
+		if newQuery(r.URL).bool("revs") {
+			// CouchDB shows a local doc's "0-N" as a one-entry history.
+			doc.Revisions = &couchdoc.Revisions{Start: 0, IDs: []string{strings.TrimPrefix(doc.Rev, "0-")}}
+		}
 		b, err := doc.MarshalJSON()
 		if err != nil {
 			s.writeError(w, r, err)
@@ -39,15 +44,20 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 			doc, err = couchdoc.ParseDoc(body)
 		}
 		if err == nil {
-			doc.ID = id
 			doc.Rev, err = requestRev(r, doc.Rev)
 		}
 		if err == nil && len(doc.Attachments) > 0 {
 			err = badRequest("local documents cannot have attachments")
 		}
+		var n int64
+		if err == nil && doc.Rev != "" {
+			n, err = localRevNumber(doc.Rev)
+		}
 		var rev string
-		if err == nil {
-			rev, err = db.PutLocal(r.Context(), doc)
+		if err == nil && doc.Deleted {
+			err, rev = db.RemoveLocal(r.Context(), id), "0-0"
+		} else if err == nil {
+			rev, err = db.SetLocal(r.Context(), id, doc.Body, n)
 		}
 		if err != nil {
 			s.writeError(w, r, err)
@@ -57,14 +67,12 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 		w.Header().Set("ETag", localETag(id, rev))
 		writeJSON(w, http.StatusCreated, okRev{OK: true, ID: id, Rev: rev})
 	case http.MethodDelete:
-		rev, err := requestRev(r, "")
-		if err == nil {
-			err = db.DeleteLocal(r.Context(), id, rev)
-		}
-		if err != nil {
+		// CouchDB deletes a local document at any rev.
+		if err := db.RemoveLocal(r.Context(), id); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		w.Header().Set("ETag", localETag(id, "0-0"))
 		writeJSON(w, http.StatusOK, okRev{OK: true, ID: id, Rev: "0-0"})
 	default:
 		s.writeError(w, r, methodNotAllowed("DELETE,GET,HEAD,PUT"))
@@ -76,4 +84,13 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 func localETag(id, rev string) string {
 	sum := md5.Sum([]byte(id + "\x00" + rev))
 	return `"` + strings.ToUpper(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])) + `"`
+}
+
+// localRevNumber reads the N of a local document's "0-N" rev.
+func localRevNumber(rev string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimPrefix(rev, "0-"), 10, 64)
+	if !strings.HasPrefix(rev, "0-") || err != nil || n < 0 {
+		return 0, badRequest("Invalid rev format")
+	}
+	return n, nil
 }

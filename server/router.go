@@ -79,7 +79,7 @@ func parseRoute(escaped string) (route, error) {
 func isDBEndpoint(s string) bool {
 	switch s {
 	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
-		"_all_docs", "_revs_limit", "_compact", "_security", "_find", "_index":
+		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index":
 		return true
 	}
 	return false
@@ -286,8 +286,10 @@ func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt rout
 		s.serveBulkDocs(w, r, db)
 	case "_bulk_get":
 		s.serveBulkGet(w, r, db)
-	case "_all_docs":
-		s.serveAllDocs(w, r, db)
+	case "_all_docs", "_design_docs":
+		s.serveAllDocs(w, r, db, rt.special == "_design_docs")
+	case "_local_docs":
+		s.serveLocalDocs(w, r, db)
 	case "_ensure_full_commit":
 		if r.Method != http.MethodPost {
 			s.writeError(w, r, methodNotAllowed("POST"))
