@@ -45,6 +45,9 @@ var (
 	ErrConflict = &Error{Status: http.StatusConflict, Name: "conflict", Reason: "Document update conflict."}
 	// ErrBadRequest: malformed input (JSON, ids, revs, parameters).
 	ErrBadRequest = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "bad request"}
+	// ErrIllegalDocID: an id CouchDB reserves (starting with '_' but not
+	// _design/ or _local/).
+	ErrIllegalDocID = &Error{Status: http.StatusBadRequest, Name: "illegal_docid", Reason: "Only reserved document ids may start with underscore."}
 	// ErrDocValidation: a document body CouchDB would refuse (bad special member).
 	ErrDocValidation = &Error{Status: http.StatusBadRequest, Name: "doc_validation", Reason: "invalid document"}
 	// ErrUnauthorized: missing or wrong credentials.

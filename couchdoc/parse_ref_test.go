@@ -58,6 +58,7 @@ func refParseDoc(data []byte) (*Doc, error) {
 	if IsLocalID(doc.ID) {
 		doc.Revisions = nil
 	}
+	preferRevisions(doc)
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err
@@ -97,7 +98,7 @@ func refSetSpecial(doc *Doc, key string, raw json.RawMessage) error {
 	case "_revisions":
 		var r Revisions
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return Errorf(ErrBadRequest, "_revisions must be {\"start\": N, \"ids\": [...]}")
+			return Errorf(ErrDocValidation, "_revisions must be {\"start\": N, \"ids\": [...]}")
 		}
 		doc.Revisions = &r
 	case "_attachments":

@@ -62,6 +62,7 @@ func parseDocTokens(data []byte) (*Doc, error) {
 		// with the checkpoint: it says nothing more than _rev.
 		doc.Revisions = nil
 	}
+	preferRevisions(doc)
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err
@@ -101,7 +102,7 @@ func (doc *Doc) setSpecial(key string, raw json.RawMessage) error {
 	case "_revisions":
 		var r Revisions
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return Errorf(ErrBadRequest, "_revisions must be {\"start\": N, \"ids\": [...]}")
+			return Errorf(ErrDocValidation, "_revisions must be {\"start\": N, \"ids\": [...]}")
 		}
 		doc.Revisions = &r
 	case "_attachments":

@@ -60,7 +60,7 @@ func ValidateDocID(id string) error {
 		return Errorf(ErrBadRequest, "Document id must be valid UTF-8")
 	}
 	if id[0] == '_' && !strings.HasPrefix(id, DesignPrefix) && !strings.HasPrefix(id, LocalPrefix) {
-		return Errorf(ErrBadRequest, "Only reserved document ids may start with underscore.")
+		return Errorf(ErrIllegalDocID, "Only reserved document ids may start with underscore.")
 	}
 	if (id == DesignPrefix) || (id == LocalPrefix) {
 		return Errorf(ErrBadRequest, "Document id must not be empty")
@@ -104,6 +104,20 @@ func NewRevHash(deleted bool, parentRev string, canonicalBody []byte, atts map[s
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// preferRevisions makes a document's _revisions win over a _rev that
+// disagrees with it, as CouchDB does when it reads a document: the history
+// names the revision. A _revisions too malformed to name one is left for
+// ValidateRevisions to refuse.
+func preferRevisions(doc *Doc) {
+	r := doc.Revisions
+	if r == nil || len(r.IDs) == 0 || r.Start < 1 || !IsRevHash(r.IDs[0]) {
+		return
+	}
+	if rev := FormatRev(r.Start, r.IDs[0]); rev != doc.Rev {
+		doc.Rev = rev
+	}
 }
 
 // ValidateRevisions checks that a document's _revisions agrees with its

@@ -126,7 +126,7 @@ func scanRevAtts(rows *sql.Rows) (map[string]map[string]*storedAtt, error) {
 // looked up in candidates (nearest first: for a local edit the parent
 // revision, for a replicated one the stored ancestors), and bytes are
 // stored. revpos of new bytes is gen unless replicated with its own.
-func (w *wtx) resolveAtts(atts map[string]*couchdoc.Attachment, candidates []map[string]*storedAtt, gen int, replicated bool) ([]*storedAtt, error) {
+func (w *wtx) resolveAtts(docID string, atts map[string]*couchdoc.Attachment, candidates []map[string]*storedAtt, gen int, replicated bool) ([]*storedAtt, error) {
 	if len(atts) == 0 {
 		return nil, nil
 	}
@@ -160,7 +160,7 @@ func (w *wtx) resolveAtts(atts map[string]*couchdoc.Attachment, candidates []map
 			}
 		}
 		if found == nil {
-			return nil, couchdoc.Errorf(couchdoc.ErrMissingStub, "Invalid attachment stub in document for %q", name)
+			return nil, couchdoc.Errorf(couchdoc.ErrMissingStub, "Invalid attachment stub in %s for %s", docID, name)
 		}
 		sa := *found
 		sa.Name = name

@@ -318,7 +318,7 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 			}
 			cands = append(cands, all[parentRev])
 		}
-		atts, err := w.resolveAtts(doc.Attachments, cands, gen, false)
+		atts, err := w.resolveAtts(doc.ID, doc.Attachments, cands, gen, false)
 		if err != nil {
 			return "", err
 		}
@@ -387,7 +387,7 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 				}
 			}
 		}
-		atts, err := w.resolveAtts(doc.Attachments, cands, path[0].Gen, true)
+		atts, err := w.resolveAtts(doc.ID, doc.Attachments, cands, path[0].Gen, true)
 		if err != nil {
 			return "", err
 		}

@@ -70,7 +70,9 @@ func (s *Server) getAttachment(w http.ResponseWriter, r *http.Request, rt route,
 		if start, n, ok = singleRange(rg, att.Length); !ok {
 			start, n = 0, att.Length // several ranges: the whole body (RFC 9110 allows it)
 		} else if n < 0 {
-			h.Set("Content-Range", "bytes */"+strconv.FormatInt(att.Length, 10))
+			for _, k := range []string{"ETag", "Content-MD5", "Content-Security-Policy", "Accept-Ranges", "Content-Type"} {
+				h.Del(k)
+			}
 			s.writeError(w, r, &couchdoc.Error{Status: http.StatusRequestedRangeNotSatisfiable, Name: "requested_range_not_satisfiable", Reason: "Requested range not satisfiable"})
 			return
 		} else {

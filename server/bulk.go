@@ -19,8 +19,9 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 		return
 	}
 	var body struct {
-		Docs     []json.RawMessage `json:"docs"`
-		NewEdits *bool             `json:"new_edits"`
+		Docs         []json.RawMessage `json:"docs"`
+		NewEdits     *bool             `json:"new_edits"`
+		AllOrNothing bool              `json:"all_or_nothing"`
 	}
 	if err := decodeJSONBody(r, &body); err != nil {
 		s.writeError(w, r, err)
@@ -42,6 +43,18 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 			return
 		}
 		docs[i] = doc
+	}
+	if body.AllOrNothing {
+		// As CouchDB 3: refused, each document named, nothing written.
+		out := make([]map[string]string, len(docs))
+		for i, d := range docs {
+			out[i] = map[string]string{"id": d.ID, "rev": d.Rev, "error": "not_implemented", "reason": "all_or_nothing is not supported"}
+			if d.Rev == "" {
+				out[i]["rev"] = "0-"
+			}
+		}
+		writeJSON(w, http.StatusExpectationFailed, out)
+		return
 	}
 	results := make([]couchdoc.DocResult, len(docs))
 	var batch []*couchdoc.Doc
@@ -71,6 +84,12 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 	if !newEdits {
 		out = []couchdoc.DocResult{}
 		for _, rr := range results {
+			if rr.Error == couchdoc.ErrMissingStub.Name {
+				// CouchDB fails the whole replicated batch on a stub it
+				// cannot resolve, so the replicator retries it whole.
+				writeJSON(w, http.StatusPreconditionFailed, map[string]string{"error": rr.Error, "reason": rr.Reason})
+				return
+			}
 			if rr.Error != "" {
 				out = append(out, rr)
 			}

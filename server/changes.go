@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,11 @@ type feedParams struct {
 	sinceNow  bool
 	heartbeat time.Duration // 0: none
 	timeout   time.Duration // 0: never (heartbeat set)
+	// ddocFilter is a filter function named "ddoc/name": served only to say
+	// whether it exists (no JavaScript runs here).
+	ddocFilter string
+	// attachments inlines the bodies of include_docs' attachments.
+	attachments bool
 }
 
 func parseFeedParams(r *http.Request) (*feedParams, error) {
@@ -33,9 +39,9 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 	switch p.feed {
 	case "":
 		p.feed = "normal"
-	case "normal", "longpoll", "continuous":
+	case "normal", "longpoll", "continuous", "eventsource":
 	default:
-		return nil, badRequest("Supported `feed` types: normal, continuous, longpoll")
+		return nil, badRequest("Supported `feed` types: normal, continuous, longpoll, eventsource")
 	}
 	if since := q.str("since"); since != "" && since != "0" {
 		if since == "now" {
@@ -62,6 +68,7 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 	}
 	p.opts.IncludeDocs = q.bool("include_docs")
 	p.opts.Conflicts = q.bool("conflicts")
+	p.attachments = p.opts.IncludeDocs && q.bool("attachments")
 	if q.has("heartbeat") {
 		hb := q.str("heartbeat")
 		if hb == "true" || hb == "" {
@@ -101,7 +108,7 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 			q.json("doc_ids", &body.DocIDs)
 		}
 		if body.DocIDs == nil {
-			return nil, badRequest("filter=_doc_ids needs a doc_ids list")
+			return nil, badRequest("`doc_ids` filter parameter is not a list of doc ids.")
 		}
 		p.opts.DocIDs = body.DocIDs
 	case "_selector":
@@ -116,7 +123,7 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 	case "_design":
 		p.opts.Filter = func(d *couchdoc.Doc) bool { return strings.HasPrefix(d.ID, couchdoc.DesignPrefix) }
 	default:
-		return nil, badRequest("filter %q is not supported by this server (only _doc_ids, _selector and _design)", filter)
+		p.ddocFilter = filter
 	}
 	if q.err != nil {
 		return nil, q.err
@@ -143,9 +150,15 @@ func parseSeq(s string) (int64, error) {
 type feedWriter struct {
 	w          http.ResponseWriter
 	continuous bool
-	started    bool
-	rows       int
-	err        error
+	// eventsource writes continuous rows as server-sent events.
+	eventsource bool
+	// etag, for a normal feed, identifies its answer (CouchDB sends one).
+	etag string
+	// inline, when set, rereads a row's document with attachment bodies.
+	inline  func(*couchdoc.Doc) (*couchdoc.Doc, error)
+	started bool
+	rows    int
+	err     error
 	// pending counts the changes after a seq, for the closing line.
 	pending func(seq int64) int64
 }
@@ -156,8 +169,16 @@ func (f *feedWriter) start() {
 	}
 	f.started = true
 	h := f.w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "must-revalidate")
+	if f.eventsource {
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+	} else {
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "must-revalidate")
+	}
+	if f.etag != "" {
+		h.Set("ETag", f.etag)
+	}
 	f.w.WriteHeader(http.StatusOK)
 	if !f.continuous {
 		f.write([]byte("{\"results\":[\n"))
@@ -188,11 +209,25 @@ func (f *feedWriter) row(c *localdb.Change) error {
 		row.Changes[i].Rev = rev
 	}
 	if c.Doc != nil {
-		b, err := c.Doc.MarshalJSON()
-		if err != nil {
-			return err
+		doc := c.Doc
+		if f.inline != nil && len(doc.Attachments) > 0 {
+			full, err := f.inline(doc)
+			if err != nil {
+				return err
+			}
+			defer closeBodies(full)
+			var buf bytes.Buffer
+			if err := writeDocJSON(&buf, full); err != nil {
+				return err
+			}
+			row.Doc = buf.Bytes()
+		} else {
+			b, err := doc.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			row.Doc = b
 		}
-		row.Doc = b
 	}
 	b, err := jsonMarshal(row)
 	if err != nil {
@@ -200,6 +235,9 @@ func (f *feedWriter) row(c *localdb.Change) error {
 	}
 	if !f.continuous && f.rows > 0 {
 		f.write([]byte(",\n"))
+	}
+	if f.eventsource {
+		b = []byte("data: " + string(b) + "\nid: " + strconv.FormatInt(c.Seq, 10) + "\n")
 	}
 	f.write(b)
 	if f.continuous {
@@ -231,6 +269,10 @@ func (f *feedWriter) heartbeat() {
 
 func (f *feedWriter) end(lastSeq int64) {
 	f.start()
+	if f.eventsource {
+		f.flush() // an event stream just ends
+		return
+	}
 	var pending int64
 	if f.pending != nil {
 		pending = f.pending(lastSeq)
@@ -264,7 +306,19 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		}
 		p.opts.Since = info.UpdateSeq
 	}
-	f := &feedWriter{w: w, continuous: p.feed == "continuous"}
+	if p.ddocFilter != "" {
+		s.writeError(w, r, ddocFilterError(ctx, db, p.ddocFilter))
+		return
+	}
+	f := &feedWriter{w: w, continuous: p.feed == "continuous" || p.feed == "eventsource", eventsource: p.feed == "eventsource"}
+	if p.attachments {
+		f.inline = func(d *couchdoc.Doc) (*couchdoc.Doc, error) {
+			return db.Get(ctx, d.ID, localdb.GetOptions{Rev: d.Rev, Attachments: true})
+		}
+	}
+	if p.feed == "normal" {
+		f.etag = feedETag(db.UpdateSeq(), r.URL.RawQuery)
+	}
 	f.pending = func(seq int64) int64 {
 		// A count that fails leaves 0: the rows already went out.
 		n, _ := db.PendingChanges(ctx, seq)
@@ -387,4 +441,30 @@ func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter
 	if !errors.Is(err, context.Canceled) {
 		s.log.Warn("changes feed", "err", err)
 	}
+}
+
+// feedETag is a normal feed's opaque ETag: the same database state and
+// query give the same one.
+func feedETag(updateSeq int64, query string) string {
+	return opaqueETag(strconv.FormatInt(updateSeq, 10), query)
+}
+
+// ddocFilterError answers a filter function as CouchDB would when it
+// cannot be found (404), and says it is not run here when it exists.
+func ddocFilterError(ctx context.Context, db *localdb.DB, filter string) error {
+	ddoc, name, ok := strings.Cut(filter, "/")
+	if !ok || ddoc == "" || name == "" {
+		return badRequest("`filter` must be of the form `designname/filtername`")
+	}
+	doc, err := db.Get(ctx, couchdoc.DesignPrefix+ddoc, localdb.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var body struct {
+		Filters map[string]json.RawMessage `json:"filters"`
+	}
+	if json.Unmarshal(doc.Body, &body) != nil || body.Filters[name] == nil {
+		return couchdoc.Errorf(couchdoc.ErrNotFound, "missing json key: %s", name)
+	}
+	return badRequest("filter %q is a JavaScript function, which this server does not run (use _doc_ids, _selector or _design)", filter)
 }

@@ -33,7 +33,7 @@ func replayCorpus(t *testing.T, steps []corpusStep) {
 	admin := func(r *http.Request) { r.SetBasicAuth("admin", corpusUsers["admin"]) }
 	rp := &couchcorpus.Replayer{
 		Base:    ts.url,
-		Options: couchcorpus.Options{IdentityAttachments: true},
+		Options: couchcorpus.Options{IdentityAttachments: true, OwnBadRequestReasons: true},
 		Unmask:  unmaskPassword,
 	}
 	for _, st := range steps {

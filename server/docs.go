@@ -25,8 +25,10 @@ func (s *Server) serveDoc(w http.ResponseWriter, r *http.Request, rt route, db *
 		s.putDoc(w, r, rt.docID, db)
 	case http.MethodDelete:
 		s.deleteDoc(w, r, rt.docID, db)
+	case "COPY":
+		s.copyDoc(w, r, rt, db)
 	default:
-		s.writeError(w, r, methodNotAllowed("DELETE,GET,HEAD,PUT"))
+		s.writeError(w, r, methodNotAllowed("COPY,DELETE,GET,HEAD,PUT"))
 	}
 }
 

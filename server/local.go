@@ -1,8 +1,6 @@
 package server
 
 import (
-	"crypto/md5"
-	"encoding/base32"
 	"net/http"
 	"strconv"
 	"strings"
@@ -81,10 +79,7 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 
 // localETag is a local document's ETag: opaque, as CouchDB's, and new with
 // every write.
-func localETag(id, rev string) string {
-	sum := md5.Sum([]byte(id + "\x00" + rev))
-	return `"` + strings.ToUpper(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])) + `"`
-}
+func localETag(id, rev string) string { return opaqueETag(id, rev) }
 
 // localRevNumber reads the N of a local document's "0-N" rev.
 func localRevNumber(rev string) (int64, error) {

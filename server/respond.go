@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/base32"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,4 +211,11 @@ func escapeSegment(s string) string {
 		b.WriteString(fmt.Sprintf("%%%02X", c))
 	}
 	return b.String()
+}
+
+// opaqueETag makes an ETag like CouchDB's opaque ones (25 base32 hex
+// characters) from what identifies the answer.
+func opaqueETag(parts ...string) string {
+	sum := md5.Sum([]byte(strings.Join(parts, "\x00")))
+	return `"` + strings.ToUpper(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:])) + `"`
 }

@@ -31,7 +31,9 @@ func parseRoute(escaped string) (route, error) {
 	raw := strings.Split(p, "/")
 	segs := make([]string, len(raw))
 	for i, s := range raw {
-		u, err := url.PathUnescape(s)
+		// CouchDB (mochiweb) decodes a raw '+' in a path as a space, as in
+		// a query; a literal '+' travels as %2B.
+		u, err := url.QueryUnescape(s)
 		if err != nil {
 			return rt, badRequest("invalid URL path escaping")
 		}
@@ -114,7 +116,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if user == "" && len(s.cfg.Users) > 0 && !isPublic(rt, r) {
-		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrUnauthorized, "Authentication required."))
+		// CouchDB's words: a database says who may not access it.
+		reason := "You are not a server admin."
+		if rt.db != "" {
+			reason = "You are not authorized to access this db."
+		}
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrUnauthorized, "%s", reason))
 		return
 	}
 	if rt.db == "" {
@@ -218,6 +225,7 @@ func (s *Server) serveUUIDs(w http.ResponseWriter, r *http.Request) {
 		ids[i] = newUUID()
 	}
 	w.Header().Set("Cache-Control", "must-revalidate, no-cache")
+	w.Header().Set("ETag", opaqueETag(ids...))
 	writeJSON(w, http.StatusOK, map[string][]string{"uuids": ids})
 }
 

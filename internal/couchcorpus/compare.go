@@ -30,6 +30,10 @@ type Options struct {
 	// attachment are not compared, its gzip bodies are compared decoded,
 	// and its "Accept-Ranges: none" is not required.
 	IdentityAttachments bool
+	// OwnBadRequestReasons: the reason of a 400 bad_request is the
+	// server's own diagnostic (CouchDB's are often generic, such as
+	// "invalid UTF-8 JSON"); its status and error name must still match.
+	OwnBadRequestReasons bool
 }
 
 // comparedHeaders are the answer headers that must match (besides
@@ -63,14 +67,16 @@ func Compare(e *Exchange, got *Response, m *Mapper, opts Options) []string {
 	if opts.IdentityAttachments && strings.EqualFold(e.RespHeader("Content-Encoding"), "gzip") {
 		want = gunzip(want)
 	}
+	c.badRequest = opts.OwnBadRequestReasons && e.Status == http.StatusBadRequest
 	c.body("body", wantCT, want, haveCT, got.Body, e.IsFeed())
 	return c.diffs
 }
 
 type comparer struct {
-	m     *Mapper
-	opts  Options
-	diffs []string
+	m          *Mapper
+	opts       Options
+	badRequest bool // a 400 answer whose reason is not compared
+	diffs      []string
 }
 
 func (c *comparer) addf(format string, args ...any) {

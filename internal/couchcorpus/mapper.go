@@ -137,10 +137,20 @@ func (m *Mapper) learnJSON(want, have any) {
 			return
 		}
 		for k, wv := range w {
-			if k == "rev" || k == "_rev" {
-				ws, _ := wv.(string)
-				hs, _ := h[k].(string)
+			ws, _ := wv.(string)
+			hs, _ := h[k].(string)
+			switch k {
+			case "rev", "_rev":
 				m.Learn(ws, hs)
+				continue
+			case "id":
+				// An id the server made up (POST /db, _bulk_docs without
+				// _id): CouchDB's and ours are both uuids.
+				if ws != hs && hashRE.MatchString(ws) && len(ws) == 32 && hashRE.MatchString(hs) && len(hs) == 32 {
+					m.mu.Lock()
+					m.hashes[ws] = hs
+					m.mu.Unlock()
+				}
 				continue
 			}
 			m.learnJSON(wv, h[k])
