@@ -6,9 +6,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -57,7 +57,7 @@ func measurePullLimit(ctx context.Context, ds *Dataset, dbURL, dir string) (*pul
 		}
 		g := ds.Doc(i)
 		f := filepath.Join(attDir, g.ID)
-		n, err := fetchTo(ctx, dbURL+"/"+url.PathEscape(g.ID)+"/"+url.PathEscape(g.Att.Name), f)
+		n, err := fetchTo(ctx, dbURL+"/"+wire.EscapeDocID(g.ID)+"/"+wire.EscapeAttachment(g.Att.Name), f)
 		if err != nil {
 			return nil, err
 		}

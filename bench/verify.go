@@ -6,9 +6,9 @@ import (
 	"crypto/md5"
 	"encoding/json"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -133,7 +133,7 @@ func checkRemoteAttachments(ctx context.Context, dbURL string, ds *Dataset, max 
 			continue
 		}
 		g := ds.Doc(i)
-		u := dbURL + "/" + url.PathEscape(g.ID) + "/" + url.PathEscape(g.Att.Name)
+		u := dbURL + "/" + wire.EscapeDocID(g.ID) + "/" + wire.EscapeAttachment(g.Att.Name)
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 		if err != nil {
 			return checked, err

@@ -79,7 +79,7 @@ func FromBody(status int, name, reason string) *Error {
 }
 
 func statusOf(name string) int {
-	for _, e := range []*Error{ErrNotFound, ErrConflict, ErrBadRequest, ErrDocValidation, ErrUnauthorized, ErrForbidden, ErrMissingStub, ErrFileExists, ErrTooLarge} {
+	for _, e := range []*Error{ErrNotFound, ErrConflict, ErrBadRequest, ErrIllegalDocID, ErrDocValidation, ErrUnauthorized, ErrForbidden, ErrMissingStub, ErrFileExists, ErrTooLarge} {
 		if e.Name == name {
 			return e.Status
 		}

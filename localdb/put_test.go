@@ -65,7 +65,6 @@ func TestBadInput(t *testing.T) {
 	db := open(t)
 	for _, d := range []*couchdoc.Doc{
 		{ID: "", Body: json.RawMessage(`{}`)},
-		{ID: "_foo", Body: json.RawMessage(`{}`)},
 		{ID: "x", Body: json.RawMessage(`[1]`)},
 		{ID: "x", Body: json.RawMessage(`{"a":`)},
 		{ID: "x", Rev: "bad", Body: json.RawMessage(`{}`)},
@@ -73,6 +72,8 @@ func TestBadInput(t *testing.T) {
 		_, err := db.Put(bg, d)
 		wantErr(t, err, couchdoc.ErrBadRequest)
 	}
+	_, err := db.Put(bg, &couchdoc.Doc{ID: "_foo", Body: json.RawMessage(`{}`)})
+	wantErr(t, err, couchdoc.ErrIllegalDocID)
 	info, _ := db.Info(bg)
 	if info.UpdateSeq != 0 {
 		t.Fatalf("bad input changed the db: %+v", info)

@@ -282,9 +282,10 @@ func bulkGetOptions(q *query) localdb.GetOptions {
 	return localdb.GetOptions{Revs: q.bool("revs"), Attachments: q.bool("attachments"), Latest: q.bool("latest")}
 }
 
-// batchable tells an item bulkGetRun can answer: a valid id and rev.
+// batchable tells an item bulkGetRun can answer: a valid id and rev, and
+// no atts_since that would turn attachments on for it alone.
 func batchable(item bulkGetItem, base localdb.GetOptions) bool {
-	if item.Rev == "" {
+	if item.Rev == "" || (len(item.AttsSince) > 0 && !base.Attachments) {
 		return false
 	}
 	if couchdoc.ValidateDocID(item.ID) != nil {
@@ -344,7 +345,11 @@ func (s *Server) bulkGetRun(r *http.Request, db *localdb.DB, run []bulkGetItem, 
 // order, the tombstone of a deleted doc included) when no rev is named.
 func (s *Server) bulkGetOne(r *http.Request, db *localdb.DB, item bulkGetItem, base localdb.GetOptions) ([]*couchdoc.Doc, []error) {
 	opts := base
+	// As CouchDB: a non-empty atts_since sends the bodies of attachments
+	// newer than it even with attachments=false (its replicator relies on
+	// it); an empty one changes nothing.
 	opts.AttsSince = item.AttsSince
+	opts.Attachments = base.Attachments || len(item.AttsSince) > 0
 	if item.ID == "" {
 		return nil, []error{badRequest("document id missed")}
 	}

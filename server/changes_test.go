@@ -198,13 +198,13 @@ func TestChangesContinuous(t *testing.T) {
 	// Without heartbeat, timeout ends the feed with last_seq.
 	r := ts.must(200, "GET", "/db/_changes?feed=continuous&timeout=20&since=1", nil)
 	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"b"`) || lines[1] != `{"last_seq":2}` {
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"b"`) || lines[1] != `{"last_seq":2,"pending":0}` {
 		t.Fatalf("continuous with timeout: %q", r.body)
 	}
 	// limit ends it too.
 	r = ts.must(200, "GET", "/db/_changes?feed=continuous&limit=1&heartbeat=1000", nil)
 	lines = strings.Split(strings.TrimSpace(string(r.body)), "\n")
-	if len(lines) != 2 || lines[1] != `{"last_seq":1}` {
+	if len(lines) != 2 || lines[1] != `{"last_seq":1,"pending":1}` {
 		t.Fatalf("continuous with limit: %q", r.body)
 	}
 }

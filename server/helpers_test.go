@@ -88,6 +88,9 @@ func (ts *tserver) do(method, path string, body any, hdr ...string) resp {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	// As real clients do: without it, CouchDB (and this server) answer
+	// open_revs and attachments=true as multipart. hdr may override it.
+	req.Header.Set("Accept", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
 )
 
@@ -182,9 +183,9 @@ func setLocation(w http.ResponseWriter, r *http.Request, db, id, att string) {
 	if r.TLS != nil {
 		scheme = "https://"
 	}
-	loc := scheme + r.Host + "/" + escapeSegment(db) + "/" + escapeSegment(id)
+	loc := scheme + r.Host + "/" + wire.EscapeSegment(db) + "/" + wire.EscapeSegment(id)
 	if att != "" {
-		loc += "/" + escapeSegment(att)
+		loc += "/" + wire.EscapeSegment(att)
 	}
 	w.Header().Set("Location", loc)
 }
@@ -196,21 +197,6 @@ func dbName(r *http.Request) string {
 		return name
 	}
 	return seg
-}
-
-// escapeSegment escapes all but RFC 3986's unreserved characters, as
-// CouchDB writes ids in URLs ("=" as %3D, "/" as %2F).
-func escapeSegment(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteString(fmt.Sprintf("%%%02X", c))
-	}
-	return b.String()
 }
 
 // opaqueETag makes an ETag like CouchDB's opaque ones (25 base32 hex

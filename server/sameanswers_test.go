@@ -82,7 +82,9 @@ var sameAnswersScript = []step{
 	{method: "PUT", path: "/sa/a%2Fb%20%C3%BC?new_edits=false", body: `{"_rev":"1-ab","x":1}`, couch: putNoEdits("a/b ü", "1-ab")},
 	{method: "GET", path: "/sa/a%2Fb%20%C3%BC", cmp: "json"},
 	{method: "GET", path: "/sa/a%2Fb%20%C3%BC?open_revs=all", cmp: "set"},
-	{method: "GET", path: `/sa/_all_docs?startkey="a"&endkey="d2"`, cmp: "json"},
+	// CouchDB's offset counts the rows before startkey (replayed from
+	// CouchDB 3.5 in couchdb35_test.go); pouchdb-server says 0.
+	{method: "GET", path: `/sa/_all_docs?startkey="a"&endkey="d2"`, cmp: "json", ignore: []string{"offset"}},
 	{method: "GET", path: `/sa/_all_docs?descending=true&limit=2&skip=1`, cmp: "json"},
 	// Not asked of pouchdb-server 4.2.0: filter=_design (404) and a
 	// descending feed (crashes it); see changes_test.go.
@@ -146,7 +148,9 @@ func TestSameAnswersAsPouchDBServer(t *testing.T) {
 		case "set":
 			ov, tv = sortedList(ov), sortedList(tv)
 		}
-		ignore := append([]string{"reason"}, s.ignore...)
+		// pending: CouchDB 3 ends every feed with it (see
+		// couchdb35_test.go); pouchdb-server 4.2 never sends it.
+		ignore := append([]string{"reason", "pending"}, s.ignore...)
 		ov, tv = strip(ov, ignore), strip(tv, ignore)
 		if !reflect.DeepEqual(ov, tv) {
 			t.Errorf("%s: answers differ\nours:   %s\ntheirs: %s", where, ourBody, theirBody)

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
-	"net/url"
 	"strings"
 	gosync "sync"
 	"time"
@@ -224,7 +224,7 @@ func LoadDataset(ctx context.Context, client *http.Client, base, db, file string
 			}
 			delete(m, "_rev")
 			b, _ := json.Marshal(m)
-			if err := send(http.MethodPut, "/"+db+"/_local/"+url.PathEscape(rest), b); err != nil {
+			if err := send(http.MethodPut, "/"+db+"/_local/"+wire.EscapeSegment(rest), b); err != nil {
 				return err
 			}
 			continue

@@ -153,7 +153,7 @@ func readBulkGetResult(s *jsonStream, br *boundedReader, entry []byte, fn DocFun
 func readBulkGetEntry(id string, entry []byte, fn DocFunc) error {
 	if ok, found := okMember(entry); found {
 		if doc, err := couchdoc.ParseDoc(ok); err == nil {
-			if err := VerifyInline(doc); err != nil {
+			if err := VerifyInline(doc, ok); err != nil {
 				return err
 			}
 			return fn(doc, nil)
@@ -228,7 +228,7 @@ func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 		if err != nil {
 			return malformed("_bulk_get document", err)
 		}
-		if err := VerifyInline(doc); err != nil {
+		if err := VerifyInline(doc, e.OK); err != nil {
 			return err
 		}
 		return fn(doc, nil)
@@ -265,7 +265,7 @@ func ReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 func readOpenRevsEntry(entry []byte, fn DocFunc) error {
 	if ok, found := okMember(entry); found {
 		if doc, err := couchdoc.ParseDoc(ok); err == nil {
-			if err := VerifyInline(doc); err != nil {
+			if err := VerifyInline(doc, ok); err != nil {
 				return err
 			}
 			return fn(doc, nil)
@@ -287,7 +287,7 @@ func readOpenRevsEntry(entry []byte, fn DocFunc) error {
 		if err != nil {
 			return malformed("open_revs document", err)
 		}
-		if err := VerifyInline(doc); err != nil {
+		if err := VerifyInline(doc, e.OK); err != nil {
 			return err
 		}
 		return fn(doc, nil)

@@ -130,7 +130,7 @@ func refReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 			if err != nil {
 				return malformed("open_revs document", err)
 			}
-			if err := VerifyInline(doc); err != nil {
+			if err := VerifyInline(doc, e.OK); err != nil {
 				return err
 			}
 			if err := fn(doc, nil); err != nil {

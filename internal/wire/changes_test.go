@@ -217,7 +217,10 @@ func TestErrorBodies(t *testing.T) {
 func TestVerifyInline(t *testing.T) {
 	good := `{"_id":"a","_rev":"1-abc","_attachments":{"t":{"data":"aGVsbG8=","digest":"md5-XUFAKrxLKna5cZ2REBfFkg=="}}}`
 	bad := strings.Replace(good, "aGVsbG8=", "aGVsbG9v", 1)
-	for body, wantErr := range map[string]bool{good: false, bad: true} {
+	// CouchDB's digest of a gzip-stored attachment is over the gzip bytes:
+	// with "encoding": "gzip" the decoded inline body cannot be checked.
+	gzipStored := strings.Replace(bad, `"digest"`, `"encoding":"gzip","digest"`, 1)
+	for body, wantErr := range map[string]bool{good: false, bad: true, gzipStored: false} {
 		err := ReadOpenRevsJSON(strings.NewReader("[{\"ok\":"+body+"}]"), func(*couchdoc.Doc, error) error { return nil })
 		if errors.Is(err, couchdoc.ErrDigestMismatch) != wantErr {
 			t.Errorf("%s: %v", body, err)

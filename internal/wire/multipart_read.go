@@ -195,7 +195,7 @@ func handleJSONPart(js []byte, isError bool, fn DocFunc) error {
 	if err != nil {
 		return malformed("document JSON", err)
 	}
-	if err := VerifyInline(doc); err != nil {
+	if err := VerifyInline(doc, js); err != nil {
 		return err
 	}
 	return fn(doc, nil)

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -279,16 +280,8 @@ func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 	return snap
 }
 
-// EscapeID escapes a document id for a URL path (keeping the "_design/" and
-// "_local/" prefixes' slash, as CouchDB expects).
-func EscapeID(id string) string {
-	for _, p := range []string{"_design/", "_local/"} {
-		if strings.HasPrefix(id, p) {
-			return p + url.PathEscape(id[len(p):])
-		}
-	}
-	return url.PathEscape(id)
-}
+// EscapeID escapes a document id for a URL path: wire.EscapeDocID.
+func EscapeID(id string) string { return wire.EscapeDocID(id) }
 
 // GetJSON does a GET with Accept: application/json and decodes a 200 answer.
 func GetJSON(ctx context.Context, t testing.TB, u string, out any) int {

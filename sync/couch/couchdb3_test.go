@@ -300,7 +300,7 @@ func TestEscaping(t *testing.T) {
 	if _, err := db.GetLocal(ctx, "r/1?"); !errors.Is(err, couchdoc.ErrNotFound) {
 		t.Errorf("GetLocal: %v", err)
 	}
-	if got := escapeAttachment("dir/ü x.txt"); got != "dir/%C3%BC%20x.txt" {
+	if got := wire.EscapeAttachment("dir/ü x.txt"); got != "dir/%C3%BC%20x.txt" {
 		t.Errorf("attachment name: %s", got)
 	}
 }

@@ -92,7 +92,7 @@ func (db *DB) Create(ctx context.Context) error {
 // GetLocal returns the _local document id (without the "_local/" prefix)
 // as JSON, or couchdoc.ErrNotFound.
 func (db *DB) GetLocal(ctx context.Context, id string) (json.RawMessage, error) {
-	r := &request{method: http.MethodGet, path: "/" + escapeDocID(couchdoc.LocalPrefix+id)}
+	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(couchdoc.LocalPrefix+id)}
 	_, body, err := db.call(ctx, r)
 	if err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (db *DB) GetLocal(ctx context.Context, id string) (json.RawMessage, error) 
 // couchdoc.ErrConflict.
 func (db *DB) PutLocal(ctx context.Context, id string, body json.RawMessage) (string, error) {
 	var res couchdoc.DocResult
-	r := &request{method: http.MethodPut, path: "/" + escapeDocID(couchdoc.LocalPrefix+id), body: body, contentType: "application/json"}
+	r := &request{method: http.MethodPut, path: "/" + wire.EscapeDocID(couchdoc.LocalPrefix+id), body: body, contentType: "application/json"}
 	if err := db.callJSON(ctx, r, &res); err != nil {
 		return "", err
 	}

@@ -39,13 +39,16 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince 
 	q.Set("revs", "true")
 	q.Set("latest", "true")
 	q.Set("attachments", "true")
+	// Marks gzip-stored attachments, whose digest CouchDB states over the
+	// encoded bytes (see wire.VerifyInline).
+	q.Set("att_encoding_info", "true")
 	openRevs, _ := json.Marshal(revs)
 	q.Set("open_revs", string(openRevs))
 	if len(attsSince) > 0 {
 		as, _ := json.Marshal(attsSince)
 		q.Set("atts_since", string(as))
 	}
-	r := &request{method: http.MethodGet, path: "/" + escapeDocID(id), query: q, accept: acceptDocs}
+	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(id), query: q, accept: acceptDocs}
 	return db.readDocs(ctx, r, fn)
 }
 
@@ -74,6 +77,7 @@ func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(d
 	q.Set("revs", "true")
 	q.Set("latest", "true")
 	q.Set("attachments", "true")
+	q.Set("att_encoding_info", "true")
 	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptBulkGet}
 	return db.readDocs(ctx, r, fn)
 }
@@ -133,7 +137,7 @@ func (db *DB) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
 	}
 	q := url.Values{}
 	q.Set("new_edits", "false")
-	r := &request{method: http.MethodPut, path: "/" + escapeDocID(doc.ID), query: q}
+	r := &request{method: http.MethodPut, path: "/" + wire.EscapeDocID(doc.ID), query: q}
 	if !wire.HasFollows(doc) {
 		body, err := doc.MarshalJSON()
 		if err != nil {

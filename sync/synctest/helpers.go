@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -247,7 +248,7 @@ type Att struct {
 func RemoteGet(t testing.TB, dbURL, id string) (RemoteDoc, int) {
 	t.Helper()
 	var d RemoteDoc
-	st := HTTP(t, "GET", dbURL+"/"+url.PathEscape(id)+"?conflicts=true", nil, &d)
+	st := HTTP(t, "GET", dbURL+"/"+wire.EscapeDocID(id)+"?conflicts=true", nil, &d)
 	return d, st
 }
 

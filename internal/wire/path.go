@@ -1,13 +1,14 @@
-package couch
+package wire
 
 import (
 	"strings"
 )
 
-// escapeSegment percent-encodes everything but RFC 3986's unreserved
+// EscapeSegment percent-encodes everything but RFC 3986's unreserved
 // characters, so '/', '+', '%', '?', '#', spaces and non-ASCII bytes of an
-// id or attachment name survive any server's path decoding.
-func escapeSegment(s string) string {
+// id or attachment name survive any server's path decoding (CouchDB reads a
+// raw '+' as a space).
+func EscapeSegment(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -23,23 +24,23 @@ func escapeSegment(s string) string {
 	return b.String()
 }
 
-// escapeDocID escapes a document id for a URL path. "_design/" and
+// EscapeDocID escapes a document id for a URL path. "_design/" and
 // "_local/" keep their slash, as CouchDB expects.
-func escapeDocID(id string) string {
+func EscapeDocID(id string) string {
 	for _, p := range []string{"_design/", "_local/"} {
 		if rest, ok := strings.CutPrefix(id, p); ok {
-			return p + escapeSegment(rest)
+			return p + EscapeSegment(rest)
 		}
 	}
-	return escapeSegment(id)
+	return EscapeSegment(id)
 }
 
-// escapeAttachment escapes an attachment name; its slashes stay, as
+// EscapeAttachment escapes an attachment name; its slashes stay, as
 // CouchDB joins the path's remaining segments with '/'.
-func escapeAttachment(name string) string {
+func EscapeAttachment(name string) string {
 	parts := strings.Split(name, "/")
 	for i, p := range parts {
-		parts[i] = escapeSegment(p)
+		parts[i] = EscapeSegment(p)
 	}
 	return strings.Join(parts, "/")
 }
