@@ -74,7 +74,6 @@ func ParseDoc(data []byte) (*Doc, error) {
 		// with the checkpoint: it says nothing more than _rev.
 		doc.Revisions = nil
 	}
-	preferRevisions(doc)
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err

@@ -58,7 +58,6 @@ func refParseDoc(data []byte) (*Doc, error) {
 	if IsLocalID(doc.ID) {
 		doc.Revisions = nil
 	}
-	preferRevisions(doc)
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err

@@ -62,7 +62,6 @@ func parseDocTokens(data []byte) (*Doc, error) {
 		// with the checkpoint: it says nothing more than _rev.
 		doc.Revisions = nil
 	}
-	preferRevisions(doc)
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err

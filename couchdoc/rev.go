@@ -106,20 +106,6 @@ func NewRevHash(deleted bool, parentRev string, canonicalBody []byte, atts map[s
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// preferRevisions makes a document's _revisions win over a _rev that
-// disagrees with it, as CouchDB does when it reads a document: the history
-// names the revision. A _revisions too malformed to name one is left for
-// ValidateRevisions to refuse.
-func preferRevisions(doc *Doc) {
-	r := doc.Revisions
-	if r == nil || len(r.IDs) == 0 || r.Start < 1 || !IsRevHash(r.IDs[0]) {
-		return
-	}
-	if rev := FormatRev(r.Start, r.IDs[0]); rev != doc.Rev {
-		doc.Rev = rev
-	}
-}
-
 // ValidateRevisions checks that a document's _revisions agrees with its
 // _rev: the start is the rev's generation, the first id its hash, every id
 // a valid hash, and the history no longer than its start.

@@ -35,6 +35,11 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 	docs := make([]*couchdoc.Doc, len(body.Docs))
 	for i, raw := range body.Docs {
 		doc, err := couchdoc.ParseDoc(raw)
+		if err != nil && !newEdits {
+			if fixed, ok := revisionsWin(raw); ok {
+				doc, err = couchdoc.ParseDoc(fixed)
+			}
+		}
 		if err == nil {
 			err = checkBulkDoc(doc, newEdits)
 		}
@@ -96,6 +101,27 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 		}
 	}
 	writeJSON(w, http.StatusCreated, out)
+}
+
+// revisionsWin rewrites a replicated document whose _rev disagrees with
+// its _revisions so that _revisions names the revision, as CouchDB does
+// when it takes such a document with new_edits=false (its history is what
+// gets stored). ok is false when there is no usable _revisions. Only the
+// failure path of parsing comes here.
+func revisionsWin(raw json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	var r couchdoc.Revisions
+	if json.Unmarshal(raw, &m) != nil || m["_revisions"] == nil || json.Unmarshal(m["_revisions"], &r) != nil ||
+		r.Start < 1 || len(r.IDs) == 0 || !couchdoc.IsRevHash(r.IDs[0]) {
+		return nil, false
+	}
+	rev, _ := json.Marshal(couchdoc.FormatRev(r.Start, r.IDs[0]))
+	if string(rev) == string(m["_rev"]) {
+		return nil, false
+	}
+	m["_rev"] = rev
+	out, err := json.Marshal(m)
+	return out, err == nil
 }
 
 // checkBulkDoc validates one document of _bulk_docs, giving it an id if

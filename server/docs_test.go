@@ -122,7 +122,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"PUT", "/db/doc2", `{"_attachments":{"a":{"data":"!!"}}}`, "bad_request"},
 		{"PUT", "/db/doc?rev=bogus", `{}`, "bad_request"},
 		{"PUT", "/db/doc?new_edits=maybe", `{}`, "bad_request"},
-		{"PUT", "/db/doc?new_edits=false", `{"_rev":"2-abc","_revisions":{"start":1,"ids":["abd","aaa"]}}`, "bad_request"},
+		{"PUT", "/db/doc?new_edits=false", `{"_rev":"2-abc","_revisions":{"start":2,"ids":["abd","aaa"]}}`, "bad_request"},
 		{"PUT", "/db/_bad", `{}`, "illegal_docid"},
 		{"PUT", "/db/%FF%FE", `{}`, "bad_request"},
 		{"PUT", "/db/_design/", `{}`, "bad_request"},
@@ -133,7 +133,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"GET", "/db/doc?open_revs=[1]", nil, "bad_request"},
 		{"GET", "/db/doc?open_revs=[\"x\"]", nil, "bad_request"},
 		{"GET", "/db/doc?open_revs=nope", nil, "bad_request"},
-		{"POST", "/db", `{"_id":"_nope"}`, "bad_request"},
+		{"POST", "/db", `{"_id":"_nope"}`, "illegal_docid"},
 		{"POST", "/db", `nope`, "bad_request"},
 		{"POST", "/db/_bulk_docs", `{"docs":[{"_id":"ok1"},{"_id":"_bad"}]}`, "illegal_docid"},
 		{"POST", "/db/_bulk_docs", `{"docs":[{"_id":"ok1"},{"_id":"x","_rev":"zz"}]}`, "bad_request"},
@@ -153,7 +153,6 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"GET", "/db/_changes?feed=weird", nil, "bad_request"},
 		{"GET", "/db/_changes?style=weird", nil, "bad_request"},
 		{"GET", "/db/_changes?filter=_doc_ids", nil, "bad_request"},
-		{"GET", "/db/_changes?filter=ddoc/f", nil, "bad_request"},
 		{"POST", "/db/_changes?filter=_selector", `{"selector":{"$bad":1}}`, "bad_request"},
 		{"POST", "/db/_changes?filter=_selector", `{}`, "bad_request"},
 		{"POST", "/db/_changes", `{`, "bad_request"},
@@ -170,6 +169,8 @@ func TestBadInputChangesNothing(t *testing.T) {
 		}
 		ts.wantError(400, b.name, b.method, b.path, b.body, hdr...)
 	}
+	// A filter function that does not exist is a 404, as in CouchDB.
+	ts.wantError(404, "not_found", "GET", "/db/_changes?filter=ddoc/f", nil)
 	if got := ts.updateSeq("db"); got != seq {
 		t.Fatalf("update_seq moved from %v to %v", seq, got)
 	}

@@ -14,6 +14,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/settee/settee/internal/wire"
 	"io"
 	"log/slog"
 	"math/rand"
@@ -415,7 +416,7 @@ func TestEscapingInURLs(t *testing.T) {
 			}
 			for i, id := range ids {
 				name := names[i%len(names)]
-				u := dbURL + "/" + rtest.EscapeID(id) + "/" + escapeAttName(name)
+				u := dbURL + "/" + rtest.EscapeID(id) + "/" + wire.EscapeAttachment(name)
 				req, _ := http.NewRequestWithContext(ctx(t), "GET", u, nil)
 				resp, err := http.DefaultClient.Do(req)
 				if err != nil {
@@ -449,14 +450,4 @@ func TestEscapingInURLs(t *testing.T) {
 			}
 		})
 	}
-}
-
-// escapeAttName escapes an attachment name for a URL path: every segment,
-// slashes kept as separators, as CouchDB expects.
-func escapeAttName(name string) string {
-	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		parts[i] = url.PathEscape(p)
-	}
-	return strings.Join(parts, "/")
 }
