@@ -77,12 +77,25 @@ type DocResult struct {
 	OK     bool   `json:"ok,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// err is the error behind Error and Reason when the result was made
+	// in this process (FailedResult), kept for its identity.
+	err *Error
+}
+
+// FailedResult is the result of a document that err refused. Its Err is
+// err itself, so errors.Is tells sentinels apart that share a wire name
+// (ErrDigestMismatch and ErrBadRequest).
+func FailedResult(id string, err *Error) DocResult {
+	return DocResult{ID: id, Error: err.Name, Reason: err.Reason, err: err}
 }
 
 // Err returns the result's error as an *Error, or nil when it succeeded.
 func (r DocResult) Err() error {
 	if r.Error == "" {
 		return nil
+	}
+	if r.err != nil {
+		return r.err
 	}
 	return FromBody(0, r.Error, r.Reason)
 }

@@ -112,8 +112,7 @@ func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool)
 				if !errors.As(err, &ce) {
 					return err
 				}
-				results[i].Rev = ""
-				results[i].Error, results[i].Reason = ce.Name, ce.Reason
+				results[i] = couchdoc.FailedResult(doc.ID, ce)
 			}
 		}
 		return nil

@@ -156,7 +156,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		switch {
 		case err == nil:
 			return nil
-		case bulkGetUnsupported(err) && seen == 0:
+		case errors.Is(err, ErrNoBulkGet) && seen == 0:
 			r.noBulkGet.Store(true)
 		default:
 			return peerErr("source", src, "bulk_get", err)
@@ -169,18 +169,6 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		}
 	}
 	return nil
-}
-
-// bulkGetUnsupported tells a peer without _bulk_get (404, 400, 405, 501).
-func bulkGetUnsupported(err error) bool {
-	if errors.Is(err, couchdoc.ErrNotFound) {
-		return true
-	}
-	switch couchdoc.StatusOf(err) {
-	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-		return true
-	}
-	return false
 }
 
 // putDocMin is the size of inline attachment bytes from which a document

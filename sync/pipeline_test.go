@@ -222,7 +222,7 @@ type noBulkGet struct {
 
 func (p *noBulkGet) BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
 	p.calls.Add(1)
-	return couchdoc.Errorf(couchdoc.ErrNotFound, "no _bulk_get here")
+	return fmt.Errorf("%w: 404 not_found", ErrNoBulkGet)
 }
 
 func TestBulkGetFallsBackToOpenRevs(t *testing.T) {
