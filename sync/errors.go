@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"syscall"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/internal/failure"
 )
 
 // PeerError is an error of one peer, naming its role ("source" or "target")
@@ -58,43 +55,11 @@ func peerErr(role string, p Peer, op string, err error) error {
 	return &PeerError{Role: role, Peer: p.String(), Op: op, Err: err}
 }
 
-// IsTransient reports whether err may go away by retrying: network errors,
-// truncated bodies, 5xx, 408 and 429 answers. CouchDB errors with another
-// 4xx status (bad request, unauthorized, forbidden, not found, conflict,
-// precondition failed) and context cancellation are permanent. An error
-// with a Transient() bool method decides for itself. A peer's answer that
-// could not be parsed (garbled or cut JSON, a broken multipart body) is
-// transient although it maps to a 400: the bytes were damaged on the way or
-// the server glitched, and asking again is how data keeps flowing.
-func IsTransient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	var me *wire.MalformedError
-	if errors.As(err, &me) {
-		return true
-	}
-	var t interface{ Transient() bool }
-	if errors.As(err, &t) {
-		return t.Transient()
-	}
-	var ce *couchdoc.Error
-	if errors.As(err, &ce) {
-		s := ce.Status
-		return s == 0 || s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
-	}
-	var ne net.Error
-	if errors.As(err, &ne) {
-		return true
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	// Unknown errors (such as a body cut mid-JSON) are retried: data must flow.
-	return true
-}
+// isTransient is the one classification of failures (internal/failure,
+// couch.IsRetryable's too): network trouble, 5xx, 408 and 429 answers and
+// garbled answers are retried; CouchDB's other 4xx answers, a canceled
+// context and errors of unknown kind are permanent.
+func isTransient(err error) bool { return failure.Transient(err) }
 
 // backoff returns the delay before retry number attempt (0-based): base
 // doubled each time, capped, with full jitter over its upper half.
@@ -122,17 +87,23 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// retry runs fn until it succeeds, fails permanently, or used up retries;
-// onRetry (may be nil) hears about each transient failure.
+// retry runs fn, one step of the replication, until it succeeds, fails
+// permanently, or used up Options.Retries: at most Retries+1 attempts.
+// Each transient failure is kept as the last error, and the wait before
+// the next attempt is the backoff or the peer's Retry-After (up to a
+// minute), whichever is longer. The replicator is the one layer that
+// retries: peers send each request once.
 func (r *replication) retry(ctx context.Context, fn func() error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = fn()
-		if err == nil || ctx.Err() != nil || !IsTransient(err) || attempt >= r.opts.Retries {
+		if err == nil || ctx.Err() != nil || !isTransient(err) || attempt >= r.opts.Retries {
 			return err
 		}
 		r.noteError(err)
-		if serr := sleep(ctx, backoff(attempt, r.opts.RetryDelay, r.opts.MaxRetryDelay)); serr != nil {
+		wait := max(backoff(attempt, r.opts.RetryDelay, r.opts.MaxRetryDelay),
+			min(failure.Delay(err), max(r.opts.MaxRetryDelay, time.Minute)))
+		if serr := sleep(ctx, wait); serr != nil {
 			return err
 		}
 	}

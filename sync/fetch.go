@@ -95,7 +95,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 	}
 	fn := func(doc *couchdoc.Doc, revErr error) error {
 		if revErr != nil {
-			if IsTransient(revErr) {
+			if isTransient(revErr) {
 				return revErr
 			}
 			f := DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)}
@@ -118,7 +118,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		// transient error (or ctx done) fails the attempt, another is the
 		// document's own, counted and reported.
 		failed := func(role string, p Peer, op string, err error) error {
-			if ctx.Err() != nil || IsTransient(err) {
+			if ctx.Err() != nil || isTransient(err) {
 				return peerErr(role, p, op, err)
 			}
 			handed[key] = true
