@@ -15,9 +15,10 @@ import (
 // fetchBatch fetches the missing revisions of a batch from the source, in
 // chunks of BulkGetSize revisions, each chunk retried as a whole after a
 // transient error (writes are idempotent with new_edits=false). Documents
-// with streamed attachments are written at once with PutDoc, inside the
-// fetch callback, so their bytes are never buffered; the others go to the
-// writer in _bulk_docs units bounded in documents and bytes.
+// that writeAlone picks (attachment bodies still streamed) are written at
+// once with PutDoc, inside the fetch callback, so their bytes are never
+// buffered; the others go to the writer in _bulk_docs units bounded in
+// documents and bytes.
 func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writes chan<- *writeUnit) error {
 	// One unit fills across the chunks of the batch: fewer, fuller
 	// _bulk_docs requests (a single-threaded server pays per request).
@@ -126,12 +127,12 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
 			return nil
 		}
-		if hasStreamedAttachments(doc) && inlineMax > 0 {
+		if inlineMax > 0 && hasBody(doc) {
 			if err := readInline(doc, inlineMax); err != nil {
 				return failed("source", src, "read attachment", err)
 			}
 		}
-		if hasStreamedAttachments(doc) {
+		if writeAlone(doc, inlineMax > 0) {
 			if err := tgt.PutDoc(ctx, doc); err != nil {
 				return failed("target", tgt, "write document", err)
 			}
@@ -173,23 +174,39 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 
 // putDocMin is the size of inline attachment bytes from which a document
 // is written alone with PutDoc (multipart, no base64) rather than in a
-// _bulk_docs request.
+// _bulk_docs request, for a target that is not an InlineWriter.
 const putDocMin = 64 << 10
 
-// hasStreamedAttachments tells a document to write with PutDoc: one with an
-// attachment body to stream, or with big inline attachments.
-func hasStreamedAttachments(doc *couchdoc.Doc) bool {
+// writeAlone tells a document to write at once with PutDoc rather than in
+// a _bulk_docs unit: one with an attachment body still to stream, or, for
+// a target that is not an InlineWriter (inlineTarget false), one with at
+// least putDocMin bytes of inline attachments, which base64 in _bulk_docs
+// would inflate. An InlineWriter takes inline bytes in a batch as cheaply
+// as streamed ones, so there only a body still streamed goes alone.
+func writeAlone(doc *couchdoc.Doc, inlineTarget bool) bool {
+	if hasBody(doc) {
+		return true
+	}
+	if inlineTarget {
+		return false
+	}
 	n := 0
 	for _, a := range doc.Attachments {
-		if a.Stub {
-			continue
+		if !a.Stub {
+			n += len(a.Data)
 		}
-		if a.Body != nil {
-			return true
-		}
-		n += len(a.Data)
 	}
 	return n >= putDocMin
+}
+
+// hasBody reports an attachment body to stream (Attachment.Body).
+func hasBody(doc *couchdoc.Doc) bool {
+	for _, a := range doc.Attachments {
+		if !a.Stub && a.Body != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readInline reads into Data the streamed attachment bodies of doc when
