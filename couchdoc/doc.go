@@ -20,6 +20,8 @@ type Doc struct {
 	Rev     string
 	Deleted bool
 	// Body is a JSON object of the user's fields; nil or empty means {}.
+	// Replace it rather than change its bytes in place: a Body from
+	// ParseDoc is known valid and ValidBody does not check it again.
 	Body json.RawMessage
 	// Revisions is the revision history, newest first (_revisions).
 	Revisions *Revisions
@@ -33,6 +35,18 @@ type Doc struct {
 	RevsInfo []RevInfo
 	// LocalSeq is the store's sequence of this document, only when asked for.
 	LocalSeq int64
+
+	// parsed is the Body ParseDoc produced, valid and compact.
+	parsed []byte
+}
+
+// ValidBody returns Body checked and compacted as CompactBody does, with
+// no second check of the Body ParseDoc produced, unless it was replaced.
+func (d *Doc) ValidBody() ([]byte, error) {
+	if len(d.parsed) > 0 && len(d.Body) == len(d.parsed) && &d.Body[0] == &d.parsed[0] {
+		return d.Body, nil
+	}
+	return CompactBody(d.Body)
 }
 
 // Revisions is CouchDB's _revisions member: the generation of the newest

@@ -67,7 +67,7 @@ func ParseDoc(data []byte) (*Doc, error) {
 		// Mostly special members (inline attachments): keep only the body.
 		body = append([]byte(nil), body...)
 	}
-	doc.Body = body
+	doc.Body, doc.parsed = body, body
 	if doc.Rev != "" && doc.Revisions != nil {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err
