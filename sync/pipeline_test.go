@@ -112,7 +112,7 @@ func TestPipelineTransientRetryAndDocFailure(t *testing.T) {
 	if res.Stats.DocWriteFailures != 1 || res.Stats.DocsWritten != 50 || len(failed) != 1 || failed[0] != "bad" {
 		t.Fatalf("stats %+v failed %v", res.Stats, failed)
 	}
-	if !errors.Is(couchdoc.ErrForbidden, res.DocFailures[0].Err) && !errors.Is(res.DocFailures[0].Err, couchdoc.ErrForbidden) {
+	if !errors.Is(res.DocFailures[0].Err, couchdoc.ErrForbidden) {
 		t.Fatalf("failure error %v", res.DocFailures[0].Err)
 	}
 }
