@@ -58,7 +58,7 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // BulkDocs writes documents in one transaction and returns one result per
 // input document, in input order; one bad document does not fail the
 // others. Streamed attachment bodies are read into the store first, outside
-// that transaction (see stage.go), so they never hold up other writers.
+// that transaction (staged), so they never hold up other writers.
 //
 // With newEdits each document is a local edit as in Put. Without,
 // each carries _rev and _revisions and its history is merged into the

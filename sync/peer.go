@@ -10,8 +10,8 @@
 // document) -> _bulk_docs writer, documents with attachment bodies being
 // streamed to the target with PutDoc as they are read. A first pull into
 // an empty target skips revs_diff and takes first-generation revisions
-// from the changes feed (include_docs) instead of fetching them again
-// (feeddocs.go). Checkpoints
+// from the changes feed (include_docs) instead of fetching them again.
+// Checkpoints
 // (_local/<ReplicationID> on both peers, CouchDB's replication log format)
 // record the last sequence below which every change is written, even when
 // batches finish out of order; sequences are opaque and never compared.

@@ -165,7 +165,6 @@ func (db *DB) changesRequest(opts sync.ChangesOptions) (*request, error) {
 	case "", "normal":
 	case "longpoll", "continuous":
 		q.Set("feed", opts.Feed)
-		r.identity = true
 		hb := opts.Heartbeat
 		if hb <= 0 && opts.Feed == "continuous" {
 			hb = defaultHeartbeat

@@ -38,10 +38,6 @@ type request struct {
 	// root makes path relative to the server root (/_session).
 	root   bool
 	noAuth bool
-	// identity marks longpoll and continuous feeds, which must not be
-	// compressed (a compressed stream holds back heartbeats and rows).
-	// Every request asks for identity encoding now; see once.
-	identity bool
 }
 
 func (r *request) replayable() bool { return r.stream == nil }
@@ -201,9 +197,9 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 	// documents (and the replicator writes them) as they decode. A body
 	// corrupted in transit would be acted upon before the checksum error,
 	// which drainClose would then swallow (reliability/faults
-	// TestGzipCorruptionNotApplied). CouchDB does not compress its answers
-	// anyway. r.identity stays for the feeds' own reason (heartbeats).
-	_ = r.identity
+	// TestGzipCorruptionNotApplied). A compressed longpoll or continuous
+	// feed would also hold back heartbeats and rows. CouchDB does not
+	// compress its answers anyway.
 	req.Header.Set("Accept-Encoding", "identity")
 	for k, v := range db.opts.Headers {
 		req.Header.Set(k, v)
