@@ -20,6 +20,8 @@ type Doc struct {
 	Rev     string
 	Deleted bool
 	// Body is a JSON object of the user's fields; nil or empty means {}.
+	// Replace it rather than change its bytes in place: a Body from
+	// ParseDoc is known valid and ValidBody does not check it again.
 	Body json.RawMessage
 	// Revisions is the revision history, newest first (_revisions).
 	Revisions *Revisions
@@ -33,6 +35,18 @@ type Doc struct {
 	RevsInfo []RevInfo
 	// LocalSeq is the store's sequence of this document, only when asked for.
 	LocalSeq int64
+
+	// parsed is the Body ParseDoc produced, valid and compact.
+	parsed []byte
+}
+
+// ValidBody returns Body checked and compacted as CompactBody does, with
+// no second check of the Body ParseDoc produced, unless it was replaced.
+func (d *Doc) ValidBody() ([]byte, error) {
+	if len(d.parsed) > 0 && len(d.Body) == len(d.parsed) && &d.Body[0] == &d.parsed[0] {
+		return d.Body, nil
+	}
+	return CompactBody(d.Body)
 }
 
 // Revisions is CouchDB's _revisions member: the generation of the newest
@@ -77,12 +91,25 @@ type DocResult struct {
 	OK     bool   `json:"ok,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// err is the error behind Error and Reason when the result was made
+	// in this process (FailedResult), kept for its identity.
+	err *Error
+}
+
+// FailedResult is the result of a document that err refused. Its Err is
+// err itself, so errors.Is tells sentinels apart that share a wire name
+// (ErrDigestMismatch and ErrBadRequest).
+func FailedResult(id string, err *Error) DocResult {
+	return DocResult{ID: id, Error: err.Name, Reason: err.Reason, err: err}
 }
 
 // Err returns the result's error as an *Error, or nil when it succeeded.
 func (r DocResult) Err() error {
 	if r.Error == "" {
 		return nil
+	}
+	if r.err != nil {
+		return r.err
 	}
 	return FromBody(0, r.Error, r.Reason)
 }

@@ -7,14 +7,24 @@ import (
 )
 
 // Error is a CouchDB error: the error name and reason of CouchDB's error
-// body and the HTTP status that goes with it. Two errors match with
-// errors.Is when their names and statuses match (a zero status matches any).
+// body and the HTTP status that goes with it.
+//
+// Each sentinel below is its own identity: errors.Is(err, ErrNotFound)
+// holds for ErrNotFound itself, for errors made from it with Errorf, and
+// for errors read from a peer's answer (FromBody) whose name and status
+// are ErrNotFound's. Sentinels that share a wire name keep apart:
+// ErrDigestMismatch is answered as a 400 bad_request, yet a bad_request
+// from a peer is ErrBadRequest, never ErrDigestMismatch, and an
+// ErrDigestMismatch is not ErrBadRequest. Any other *Error matches only
+// itself.
 type Error struct {
 	Status int
 	Name   string
 	Reason string
 	// Err is an underlying cause, if any.
 	Err error
+	// kind is the sentinel this error was made from (nil: none).
+	kind *Error
 }
 
 // Error formats the error as "name: reason".
@@ -28,13 +38,19 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// Is reports whether target is an *Error with the same name and status.
+// Is reports whether e and target are the same error or made from the same
+// sentinel.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	if !ok {
-		return false
+	return ok && e.identity() == t.identity()
+}
+
+// identity is the sentinel e was made from, else e itself.
+func (e *Error) identity() *Error {
+	if e.kind != nil {
+		return e.kind
 	}
-	return t.Name == e.Name && (t.Status == 0 || e.Status == 0 || t.Status == e.Status)
+	return e
 }
 
 // Sentinel errors, matched with errors.Is.
@@ -64,27 +80,32 @@ var (
 	ErrDigestMismatch = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "attachment digest or length mismatch"}
 )
 
-// Errorf returns a new error with base's name and status and a formatted reason.
+// Errorf returns a new error with base's name, status and identity and a
+// formatted reason: errors.Is(Errorf(ErrNotFound, ...), ErrNotFound).
 func Errorf(base *Error, format string, args ...any) *Error {
-	return &Error{Status: base.Status, Name: base.Name, Reason: fmt.Sprintf(format, args...)}
+	return &Error{Status: base.Status, Name: base.Name, Reason: fmt.Sprintf(format, args...), kind: base.identity()}
 }
+
+// wireSentinels are the sentinels an answer from a peer can be: one per
+// wire name (ErrDigestMismatch, a local check, is not among them).
+var wireSentinels = []*Error{ErrNotFound, ErrConflict, ErrBadRequest, ErrIllegalDocID, ErrDocValidation, ErrUnauthorized,
+	ErrForbidden, ErrMissingStub, ErrFileExists, ErrTooLarge}
 
 // FromBody builds an error from a CouchDB error body and HTTP status. When
-// status is 0 it is inferred from the well-known error names.
+// status is 0 it is inferred from the well-known error names. The error
+// matches the sentinel of that name and status, if there is one.
 func FromBody(status int, name, reason string) *Error {
-	if status == 0 {
-		status = statusOf(name)
-	}
-	return &Error{Status: status, Name: name, Reason: reason}
-}
-
-func statusOf(name string) int {
-	for _, e := range []*Error{ErrNotFound, ErrConflict, ErrBadRequest, ErrIllegalDocID, ErrDocValidation, ErrUnauthorized, ErrForbidden, ErrMissingStub, ErrFileExists, ErrTooLarge} {
-		if e.Name == name {
-			return e.Status
+	e := &Error{Status: status, Name: name, Reason: reason}
+	for _, s := range wireSentinels {
+		if s.Name == name && (status == 0 || status == s.Status) {
+			e.Status, e.kind = s.Status, s
+			return e
 		}
 	}
-	return http.StatusInternalServerError
+	if e.Status == 0 {
+		e.Status = http.StatusInternalServerError
+	}
+	return e
 }
 
 // StatusOf returns the HTTP status of err: the status of an *Error in its

@@ -67,7 +67,7 @@ func ParseDoc(data []byte) (*Doc, error) {
 		// Mostly special members (inline attachments): keep only the body.
 		body = append([]byte(nil), body...)
 	}
-	doc.Body = body
+	doc.Body, doc.parsed = body, body
 	if IsLocalID(doc.ID) {
 		// CouchDB shows a local doc's "0-N" rev as _revisions
 		// {"start": 0, "ids": ["N"]}, and its replicator sends that back

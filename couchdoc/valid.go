@@ -1,5 +1,10 @@
 package couchdoc
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // maxNestingDepth is encoding/json's bound on nested arrays and objects.
 const maxNestingDepth = 10000
 
@@ -180,4 +185,31 @@ func validLiteral(data []byte, i int, lit string) (int, bool) {
 		return i, false
 	}
 	return i + len(lit), true
+}
+
+// CompactBody checks that body is one JSON object and returns it without
+// insignificant space (nil or empty is {}). It is the one JSON validator
+// of stored bodies: the same check ParseDoc makes, so the store accepts
+// exactly what the parser does. A body that is not valid JSON or not an
+// object is ErrBadRequest. A compact body is returned as is, not copied.
+func CompactBody(body []byte) ([]byte, error) {
+	b := bytes.TrimSpace(body)
+	if len(b) == 0 {
+		return []byte("{}"), nil
+	}
+	if b[0] != '{' {
+		return nil, Errorf(ErrBadRequest, "Document must be a JSON object")
+	}
+	if !validJSON(b) {
+		return nil, Errorf(ErrBadRequest, "invalid JSON body")
+	}
+	if _, space := valueEnd(b, 0); !space {
+		return b, nil
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(b))
+	if err := json.Compact(&buf, b); err != nil {
+		return nil, Errorf(ErrBadRequest, "invalid JSON body: %v", err)
+	}
+	return buf.Bytes(), nil
 }

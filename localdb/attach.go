@@ -49,7 +49,7 @@ func checkDigest(stated, got string, strict bool) bool {
 }
 
 // writeContent stores an attachment's bytes once per digest, in chunks, and
-// returns the digest and length. Streamed bodies were staged (stage.go)
+// returns the digest and length. Streamed bodies were staged (DB.stage)
 // before the transaction; a stated digest or length (wantLen >= 0) that
 // does not match gives ErrDigestMismatch and no content is kept.
 //

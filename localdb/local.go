@@ -70,7 +70,7 @@ func (w *wtx) putLocal(doc *couchdoc.Doc) (string, error) {
 	if !couchdoc.IsLocalID(doc.ID) || len(doc.ID) == len(couchdoc.LocalPrefix) {
 		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "bad local document id %q", doc.ID)
 	}
-	body, err := normBody(doc.Body)
+	body, err := doc.ValidBody()
 	if err != nil {
 		return "", err
 	}

@@ -14,18 +14,20 @@ import (
 // number, resets a document written without _rev to "0-1", and deletes at
 // any rev. PutLocal keeps the stricter check for callers in this process.
 
-// SetLocal writes a local document (id with its "_local/" prefix) as
-// revision "0-(n+1)", where n is the number of the rev it was sent with
-// (0 when none), whatever the stored revision is. It returns the new rev.
-func (db *DB) SetLocal(ctx context.Context, id string, body []byte, n int64) (string, error) {
+// SetLocal writes a local document (doc.ID with its "_local/" prefix; its
+// Rev is not read) as revision "0-(n+1)", where n is the number of the rev
+// it was sent with (0 when none), whatever the stored revision is. It
+// returns the new rev.
+func (db *DB) SetLocal(ctx context.Context, doc *couchdoc.Doc, n int64) (string, error) {
 	if err := db.enter(); err != nil {
 		return "", err
 	}
 	defer db.leave()
+	id := doc.ID
 	if !couchdoc.IsLocalID(id) || len(id) == len(couchdoc.LocalPrefix) {
 		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "bad local document id %q", id)
 	}
-	body, err := normBody(body)
+	body, err := doc.ValidBody()
 	if err != nil {
 		return "", err
 	}

@@ -209,8 +209,8 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 	return true, w.insertBodies(st, bodies)
 }
 
-// insertNew writes the rows of a document new to the store: buffered (see
-// pending.go) unless it has attachments.
+// insertNew writes the rows of a document new to the store: buffered in
+// w.pend (multi-row inserts) unless it has attachments.
 func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
 	id, err := w.nextDocID()
 	if err != nil {

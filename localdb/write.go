@@ -1,9 +1,7 @@
 package localdb
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -60,7 +58,7 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // BulkDocs writes documents in one transaction and returns one result per
 // input document, in input order; one bad document does not fail the
 // others. Streamed attachment bodies are read into the store first, outside
-// that transaction (see stage.go), so they never hold up other writers.
+// that transaction (staged), so they never hold up other writers.
 //
 // With newEdits each document is a local edit as in Put. Without,
 // each carries _rev and _revisions and its history is merged into the
@@ -112,8 +110,7 @@ func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool)
 				if !errors.As(err, &ce) {
 					return err
 				}
-				results[i].Rev = ""
-				results[i].Error, results[i].Reason = ce.Name, ce.Reason
+				results[i] = couchdoc.FailedResult(doc.ID, ce)
 			}
 		}
 		return nil
@@ -183,30 +180,6 @@ func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
 	return states, nil
 }
 
-// normBody checks that body is a JSON object and returns it compacted.
-func normBody(body json.RawMessage) ([]byte, error) {
-	b := bytes.TrimSpace(body)
-	if len(b) == 0 {
-		return []byte("{}"), nil
-	}
-	if b[0] != '{' {
-		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Document must be a JSON object")
-	}
-	valid, space := checkJSON(b)
-	if !valid {
-		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid JSON body")
-	}
-	if !space {
-		return b, nil
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(b))
-	if err := json.Compact(&buf, b); err != nil {
-		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid JSON body: %v", err)
-	}
-	return buf.Bytes(), nil
-}
-
 // withSavepoint runs fn so that its writes are undone if it fails, when the
 // document stores attachment bytes (the only multi-step per-doc write that
 // can fail half way on bad input).
@@ -263,7 +236,7 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
 		return "", err
 	}
-	body, err := normBody(doc.Body)
+	body, err := doc.ValidBody()
 	if err != nil {
 		return "", err
 	}
@@ -355,7 +328,7 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 	if err != nil {
 		return "", err
 	}
-	body, err := normBody(doc.Body)
+	body, err := doc.ValidBody()
 	if err != nil {
 		return "", err
 	}

@@ -2,6 +2,7 @@ package mobile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,8 +17,9 @@ import (
 //   - the revision id of one of the leaves ("3-abc..."): that leaf wins as
 //     it is, the others are deleted;
 //   - a JSON object: the merged document, written as a new revision on top
-//     of the winner (attachments in it must be inline or stubs of the
-//     winner's), the other leaves are deleted;
+//     of the winner, the other leaves are deleted; without _attachments it
+//     keeps the winner's attachments, with them it has exactly those
+//     listed (inline, or stubs of the winner's);
 //   - "": leave the document in conflict for now.
 //
 // It is called on a background thread, one document at a time. It must not
@@ -114,37 +116,18 @@ func (d *Database) resolveOne(id string, resolver ConflictResolver) (bool, error
 	if answer == "" {
 		return false, nil
 	}
-	keep := ""
+	keep, merged := answer, (*couchdoc.Doc)(nil)
 	if strings.HasPrefix(answer, "{") {
-		merged, err := couchdoc.ParseDoc([]byte(answer))
-		if err != nil {
+		if merged, err = couchdoc.ParseDoc([]byte(answer)); err != nil {
 			return false, err
 		}
-		merged.ID, merged.Rev = id, winner.Rev
-		if _, err := d.db.Put(d.ctx, merged); err != nil {
-			return false, err
-		}
-	} else {
-		for _, l := range leaves {
-			if l.Rev == answer {
-				keep = answer
-			}
-		}
-		if keep == "" {
-			return false, badRequest("the resolver chose %q, which is not a leaf of the document", answer)
-		}
+		keep = winner.Rev
 	}
-	// Delete the losing leaves (all of them but the chosen one; with a
-	// merge the winner got a new child, so all the conflicts).
-	for _, l := range leaves {
-		if l.Rev == keep || (keep == "" && l == winner) {
-			continue
-		}
-		if _, err := d.db.Delete(d.ctx, id, l.Rev); err != nil {
-			return true, err
-		}
+	_, err = d.db.ResolveConflict(d.ctx, id, keep, merged)
+	if errors.Is(err, localdb.ErrNoConflict) {
+		return false, nil // resolved meanwhile
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // callResolver calls the app's resolver, turning its panic into an error.

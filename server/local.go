@@ -55,7 +55,8 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 		if err == nil && doc.Deleted {
 			err, rev = db.RemoveLocal(r.Context(), id), "0-0"
 		} else if err == nil {
-			rev, err = db.SetLocal(r.Context(), id, doc.Body, n)
+			doc.ID = id
+			rev, err = db.SetLocal(r.Context(), doc, n)
 		}
 		if err != nil {
 			s.writeError(w, r, err)

@@ -116,9 +116,10 @@ func TestPullFromCouchDB3(t *testing.T) {
 	if err != nil || x.Attachments["x.txt"] == nil || x.Attachments["x.txt"].Length != 78 {
 		t.Fatalf("x: %v %+v", err, x)
 	}
+	// Resumed from the checkpoint: nothing more to read.
 	res, err = sync.Replicate(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || res.Stats.DocsRead != 0 {
+		t.Fatalf("resumed: %v, %+v", err, res.Stats)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net/http"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/wire"
@@ -15,9 +14,10 @@ import (
 // fetchBatch fetches the missing revisions of a batch from the source, in
 // chunks of BulkGetSize revisions, each chunk retried as a whole after a
 // transient error (writes are idempotent with new_edits=false). Documents
-// with streamed attachments are written at once with PutDoc, inside the
-// fetch callback, so their bytes are never buffered; the others go to the
-// writer in _bulk_docs units bounded in documents and bytes.
+// that writeAlone picks (attachment bodies still streamed) are written at
+// once with PutDoc, inside the fetch callback, so their bytes are never
+// buffered; the others go to the writer in _bulk_docs units bounded in
+// documents and bytes.
 func (r *replication) fetchBatch(ctx context.Context, s *session, b *batch, writes chan<- *writeUnit) error {
 	// One unit fills across the chunks of the batch: fewer, fuller
 	// _bulk_docs requests (a single-threaded server pays per request).
@@ -95,7 +95,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 	}
 	fn := func(doc *couchdoc.Doc, revErr error) error {
 		if revErr != nil {
-			if IsTransient(revErr) {
+			if isTransient(revErr) {
 				return revErr
 			}
 			f := DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)}
@@ -118,7 +118,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		// transient error (or ctx done) fails the attempt, another is the
 		// document's own, counted and reported.
 		failed := func(role string, p Peer, op string, err error) error {
-			if ctx.Err() != nil || IsTransient(err) {
+			if ctx.Err() != nil || isTransient(err) {
 				return peerErr(role, p, op, err)
 			}
 			handed[key] = true
@@ -126,12 +126,12 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
 			return nil
 		}
-		if hasStreamedAttachments(doc) && inlineMax > 0 {
+		if inlineMax > 0 && hasBody(doc) {
 			if err := readInline(doc, inlineMax); err != nil {
 				return failed("source", src, "read attachment", err)
 			}
 		}
-		if hasStreamedAttachments(doc) {
+		if writeAlone(doc, inlineMax > 0) {
 			if err := tgt.PutDoc(ctx, doc); err != nil {
 				return failed("target", tgt, "write document", err)
 			}
@@ -156,7 +156,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		switch {
 		case err == nil:
 			return nil
-		case bulkGetUnsupported(err) && seen == 0:
+		case errors.Is(err, ErrNoBulkGet) && seen == 0:
 			r.noBulkGet.Store(true)
 		default:
 			return peerErr("source", src, "bulk_get", err)
@@ -171,37 +171,41 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 	return nil
 }
 
-// bulkGetUnsupported tells a peer without _bulk_get (404, 400, 405, 501).
-func bulkGetUnsupported(err error) bool {
-	if errors.Is(err, couchdoc.ErrNotFound) {
-		return true
-	}
-	switch couchdoc.StatusOf(err) {
-	case http.StatusBadRequest, http.StatusMethodNotAllowed, http.StatusNotImplemented:
-		return true
-	}
-	return false
-}
-
 // putDocMin is the size of inline attachment bytes from which a document
 // is written alone with PutDoc (multipart, no base64) rather than in a
-// _bulk_docs request.
+// _bulk_docs request, for a target that is not an InlineWriter.
 const putDocMin = 64 << 10
 
-// hasStreamedAttachments tells a document to write with PutDoc: one with an
-// attachment body to stream, or with big inline attachments.
-func hasStreamedAttachments(doc *couchdoc.Doc) bool {
+// writeAlone tells a document to write at once with PutDoc rather than in
+// a _bulk_docs unit: one with an attachment body still to stream, or, for
+// a target that is not an InlineWriter (inlineTarget false), one with at
+// least putDocMin bytes of inline attachments, which base64 in _bulk_docs
+// would inflate. An InlineWriter takes inline bytes in a batch as cheaply
+// as streamed ones, so there only a body still streamed goes alone.
+func writeAlone(doc *couchdoc.Doc, inlineTarget bool) bool {
+	if hasBody(doc) {
+		return true
+	}
+	if inlineTarget {
+		return false
+	}
 	n := 0
 	for _, a := range doc.Attachments {
-		if a.Stub {
-			continue
+		if !a.Stub {
+			n += len(a.Data)
 		}
-		if a.Body != nil {
-			return true
-		}
-		n += len(a.Data)
 	}
 	return n >= putDocMin
+}
+
+// hasBody reports an attachment body to stream (Attachment.Body).
+func hasBody(doc *couchdoc.Doc) bool {
+	for _, a := range doc.Attachments {
+		if !a.Stub && a.Body != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readInline reads into Data the streamed attachment bodies of doc when
@@ -247,48 +251,4 @@ func docSize(doc *couchdoc.Doc) int {
 		n += 100 + len(name) + len(a.Data)*4/3
 	}
 	return n
-}
-
-// writeDocs is the writer: one _bulk_docs request per unit, retried after
-// transient errors. Per-document refusals count as doc_write_failures and
-// are not retried.
-func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writeUnit, ckpt chan<- struct{}) error {
-	tgt := r.opts.Target
-	for u := range in {
-		res, err := r.bulkDocs(ctx, u.docs)
-		if err != nil {
-			return peerErr("target", tgt, "bulk_docs", err)
-		}
-		var st Stats
-		for _, dr := range res {
-			if dr.Error == "" {
-				continue
-			}
-			st.DocWriteFailures++
-			r.docFailure(DocFailure{ID: dr.ID, Rev: dr.Rev, Err: peerErr("target", tgt, "write document", dr.Err())})
-		}
-		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
-		s.written.Store(true)
-		r.addStats(st)
-		u.docs = nil
-		r.release(s, u.b, ckpt)
-	}
-	return nil
-}
-
-// bulkDocs writes docs with retries; a request the target finds too large
-// (413) is split in halves.
-func (r *replication) bulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
-	var res []couchdoc.DocResult
-	err := r.retry(ctx, func() (err error) { res, err = r.opts.Target.BulkDocs(ctx, docs); return err })
-	if len(docs) > 1 && couchdoc.StatusOf(err) == http.StatusRequestEntityTooLarge {
-		half := len(docs) / 2
-		a, err := r.bulkDocs(ctx, docs[:half])
-		if err != nil {
-			return nil, err
-		}
-		b, err := r.bulkDocs(ctx, docs[half:])
-		return append(a, b...), err
-	}
-	return res, err
 }

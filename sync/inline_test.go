@@ -2,9 +2,11 @@ package sync
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
@@ -33,7 +35,7 @@ func TestReadInline(t *testing.T) {
 	if err := readInline(d, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if hasStreamedAttachments(d) || len(d.Attachments["a"].Data) != 300 || len(d.Attachments["b"].Data) != 700 || d.Attachments["a"].Follows {
+	if hasBody(d) || len(d.Attachments["a"].Data) != 300 || len(d.Attachments["b"].Data) != 700 || d.Attachments["a"].Follows {
 		t.Fatalf("within the bound: %+v %+v", d.Attachments["a"], d.Attachments["b"])
 	}
 
@@ -72,3 +74,72 @@ func TestReadInline(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+// inlineMem is a memPeer target that takes inline attachment bytes in
+// BulkDocs as cheaply as streamed ones, as the local store does.
+type inlineMem struct {
+	*memPeer
+	bulkDocs atomic.Int32 // documents written with BulkDocs
+}
+
+func (p *inlineMem) InlineAttachmentMax() int64 { return 1 << 20 }
+
+func (p *inlineMem) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	p.bulkDocs.Add(int32(len(docs)))
+	return p.memPeer.BulkDocs(ctx, docs)
+}
+
+// TestInlineWriterBatchesMidSizeAttachments: into an InlineWriter, a
+// document with 64 KiB to 1 MiB of attachments (streamed by the source)
+// is read into memory and written in a batch, not alone with PutDoc;
+// past 1 MiB it still streams alone.
+func TestInlineWriterBatchesMidSizeAttachments(t *testing.T) {
+	src := newMemPeer("src")
+	tgt := &inlineMem{memPeer: newMemPeer("tgt")}
+	sizes := map[string]int{"small": 1 << 10, "a64k": 64 << 10, "b200k": 200 << 10, "c700k": 700 << 10, "d1m": 1 << 20, "huge": 3 << 20}
+	for id, n := range sizes {
+		data := bytes.Repeat([]byte{'x'}, n)
+		src.store(&couchdoc.Doc{ID: id, Rev: "1-a", Body: []byte(`{}`), Revisions: &couchdoc.Revisions{Start: 1, IDs: []string{"a"}},
+			Attachments: map[string]*couchdoc.Attachment{"f": {ContentType: "application/octet-stream", Data: data, Length: int64(n), RevPos: 1}}})
+	}
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, NoEmptyTargetShortcut: true, Workers: 1})
+	if err != nil || res.Stats.DocsWritten != int64(len(sizes)) {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if n := tgt.putDocs.Load(); n != 1 {
+		t.Errorf("%d documents written alone with PutDoc, want 1 (the 3 MiB one)", n)
+	}
+	if n := tgt.bulkDocs.Load(); n != int32(len(sizes)-1) {
+		t.Errorf("%d documents written in batches, want %d", n, len(sizes)-1)
+	}
+	for id, n := range sizes {
+		d := tgt.docs[id]
+		if d == nil || len(d.leaves["1-a"].Attachments["f"].Data) != n {
+			t.Errorf("%s: not written whole", id)
+		}
+	}
+}
+
+// TestWriteAlone: which documents go alone with PutDoc, by target.
+func TestWriteAlone(t *testing.T) {
+	withData := func(n int) *couchdoc.Doc {
+		return &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"a": {Data: make([]byte, n)}, "s": {Stub: true, Length: 1 << 30}}}
+	}
+	streamed := &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"a": {Body: strings.NewReader("x")}}}
+	for _, c := range []struct {
+		name         string
+		doc          *couchdoc.Doc
+		inline, want bool
+	}{
+		{"streamed, HTTP target", streamed, false, true},
+		{"streamed, inline target", streamed, true, true},
+		{"64 KiB inline, HTTP target", withData(putDocMin), false, true},
+		{"64 KiB inline, inline target", withData(putDocMin), true, false},
+		{"small inline, HTTP target", withData(100), false, false},
+		{"stubs only", &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"s": {Stub: true, Length: 1 << 30}}}, false, false},
+	} {
+		if got := writeAlone(c.doc, c.inline); got != c.want {
+			t.Errorf("%s: writeAlone = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

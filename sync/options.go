@@ -45,8 +45,9 @@ type Options struct {
 
 	// Retries is how many times a failed step (read a batch of changes,
 	// revs_diff, fetch, write, checkpoint) is retried after a transient
-	// error, on top of the request-level retries of the peer. 0 means the
-	// default, 5; a negative value means no retry.
+	// error: at most Retries+1 attempts. The replicator is the one layer
+	// that retries; give it peers that send each request once (couch.DB's
+	// default). 0 means the default, 5; a negative value means no retry.
 	Retries int
 	// RetryDelay is the first backoff delay, doubled at each attempt with
 	// jitter up to MaxRetryDelay. Defaults 250 ms and 30 s. A continuous

@@ -10,8 +10,8 @@
 // document) -> _bulk_docs writer, documents with attachment bodies being
 // streamed to the target with PutDoc as they are read. A first pull into
 // an empty target skips revs_diff and takes first-generation revisions
-// from the changes feed (include_docs) instead of fetching them again
-// (feeddocs.go). Checkpoints
+// from the changes feed (include_docs) instead of fetching them again.
+// Checkpoints
 // (_local/<ReplicationID> on both peers, CouchDB's replication log format)
 // record the last sequence below which every change is written, even when
 // batches finish out of order; sequences are opaque and never compared.
@@ -22,6 +22,7 @@ package sync
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -87,11 +88,17 @@ type Peer interface {
 // replicator falls back to Peer.OpenRevs, one document at a time.
 type BulkGetter interface {
 	// BulkGet fetches many revisions in one request, with the same contract
-	// as Peer.OpenRevs for fn. It returns couchdoc.ErrNotFound (status 404)
-	// or an error with status 400/405/501 when the peer turns out not to
-	// support _bulk_get, so the caller can fall back.
+	// as Peer.OpenRevs for fn. When the peer turns out not to support
+	// _bulk_get it returns an error matching ErrNoBulkGet before calling
+	// fn, and the replicator uses OpenRevs for the rest of the session.
+	// Any other error (a garbled or cut answer) is an error of this call
+	// only.
 	BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error
 }
+
+// ErrNoBulkGet: the peer has no _bulk_get (over HTTP, it answered the
+// request with 400, 404, 405 or 501).
+var ErrNoBulkGet = errors.New("the peer has no _bulk_get")
 
 // InlineWriter is the optional capability of a target that takes inline
 // attachment bytes in BulkDocs as cheaply as streamed ones (the local

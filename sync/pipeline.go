@@ -30,7 +30,7 @@ type batch struct {
 	rows    []*couchdoc.Change
 	seq     json.RawMessage // the feed's sequence after this batch
 	assume  bool            // skip revs_diff: everything is missing
-	ready   []*couchdoc.Doc // revisions the feed carried in full (feeddocs.go)
+	ready   []*couchdoc.Doc // revisions the feed carried in full (feedDoc)
 	missing []missingDoc
 	refs    atomic.Int64 // holds: the stage owning it + writes in flight
 }

@@ -112,7 +112,7 @@ func TestPipelineTransientRetryAndDocFailure(t *testing.T) {
 	if res.Stats.DocWriteFailures != 1 || res.Stats.DocsWritten != 50 || len(failed) != 1 || failed[0] != "bad" {
 		t.Fatalf("stats %+v failed %v", res.Stats, failed)
 	}
-	if !errors.Is(couchdoc.ErrForbidden, res.DocFailures[0].Err) && !errors.Is(res.DocFailures[0].Err, couchdoc.ErrForbidden) {
+	if !errors.Is(res.DocFailures[0].Err, couchdoc.ErrForbidden) {
 		t.Fatalf("failure error %v", res.DocFailures[0].Err)
 	}
 }
@@ -222,7 +222,7 @@ type noBulkGet struct {
 
 func (p *noBulkGet) BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
 	p.calls.Add(1)
-	return couchdoc.Errorf(couchdoc.ErrNotFound, "no _bulk_get here")
+	return fmt.Errorf("%w: 404 not_found", ErrNoBulkGet)
 }
 
 func TestBulkGetFallsBackToOpenRevs(t *testing.T) {

@@ -73,7 +73,7 @@ func (r *replication) run(ctx context.Context) (*Result, error) {
 			return finish(StateStopped, ctx.Err())
 		case err == nil:
 			return finish(StateStopped, nil)
-		case !r.opts.Continuous || !IsTransient(err):
+		case !r.opts.Continuous || !isTransient(err):
 			return finish(StateError, err)
 		}
 		r.mu.Lock()

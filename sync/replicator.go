@@ -56,7 +56,6 @@ type Replicator struct {
 
 	mu      gosync.Mutex
 	started bool
-	stopped bool
 	cancel  context.CancelFunc
 	done    chan struct{}
 	results []*Result
@@ -142,7 +141,6 @@ func (r *Replicator) Stop() error {
 		r.mu.Unlock()
 		return nil
 	}
-	r.stopped = true
 	cancel := r.cancel
 	r.mu.Unlock()
 	cancel()

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/sync/couch"
+	"github.com/settee/settee/internal/failure"
 )
 
 // Exit codes. Scripts can tell these failures apart without reading the
@@ -109,32 +109,8 @@ func exitCode(err error) int {
 }
 
 // isUnreachable reports network-level failures: the peer could not be
-// talked to at all.
-func isUnreachable(err error) bool {
-	var (
-		op      *net.OpError
-		dns     *net.DNSError
-		unknown x509.UnknownAuthorityError
-		host    x509.HostnameError
-		inval   x509.CertificateInvalidError
-		ne      net.Error
-		unr     *couch.UnreachableError
-	)
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
-		errors.Is(err, context.DeadlineExceeded):
-		return true
-	case errors.As(err, &dns), errors.As(err, &op), errors.As(err, &unknown),
-		errors.As(err, &host), errors.As(err, &inval):
-		return true
-	case errors.As(err, &ne) && ne.Timeout():
-		return true
-	case errors.As(err, &unr):
-		return true
-	}
-	return false
-}
+// talked to at all (the classification the replicator retries by).
+func isUnreachable(err error) bool { return failure.Unreachable(err) }
 
 // unreachableReason gives the short network reason of err ("connection
 // refused", "no such host", ...), or "" when err is not a network error.

@@ -32,12 +32,11 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 // connection settings of the flags.
 type remote struct {
 	// URL has no user info: it is safe to print.
-	URL        *url.URL
-	User       string
-	password   string
-	flags      remoteFlags
-	retries    int // couch.Options.Retries
-	continuous bool
+	URL      *url.URL
+	User     string
+	password string
+	flags    remoteFlags
+	retries  int // couch.Options.Retries
 }
 
 // String returns the URL without credentials.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
 )
@@ -37,7 +38,7 @@ func (f *replFlags) registerOn(fs *flag.FlagSet) {
 	fs.StringVar(&f.selector, "selector", "", "replicate only the documents matching this Mango selector (`JSON`)")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
 	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
-	fs.IntVar(&f.retries, "retries", 3, "retry a failed request, and a failed step, this many `times` with backoff (0: fail at once)")
+	fs.IntVar(&f.retries, "retries", 3, "retry a failed step (a request, or a body cut short) this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
 	f.remote.register(fs)
 }
@@ -187,7 +188,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if err != nil {
 		return err
 	}
-	rem.retries = opts.Retries // the same for each request as for each step
+	rem.retries = -1 // the replicator retries each step: --retries 3 is at most 4 attempts
 	remotePeer, err := newRemotePeer(rem)
 	if err != nil {
 		return err
@@ -198,11 +199,12 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		}
 	}
 	// Check the remote first, so a wrong URL or password fails at once
-	// (rather than after the retries of every step) and before a local
-	// store is created for nothing.
-	// A continuous replication started offline waits for the remote
-	// instead (it reports the "offline" state and retries with backoff).
-	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil && !(f.continuous && exitCode(err) == exitUnreachable) {
+	// and before a local store is created for nothing. A failure that may
+	// pass (a restarting server, a network glitch) is left to the
+	// replication, which retries its own check; a continuous replication
+	// started offline waits for the remote (it reports the "offline" state
+	// and retries with backoff).
+	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil && !failure.Transient(err) && !(f.continuous && isUnreachable(err)) {
 		err = explain(dir, rem, remotePeer.String(), err, nil)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)

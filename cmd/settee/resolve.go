@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -18,12 +17,13 @@ var resolveHelp = cmdHelp{
 With --winner REV, keep that version and delete every other live leaf.
 With --merge JSON|-|@FILE, write the merged body as a new revision on top of
 the winner (the current one, or --winner) and delete the other leaves; the
-winner's attachments are kept unless the merged body lists _attachments.
+winner's attachments are kept unless the merged body lists _attachments
+(then it has exactly those).
 With neither, keep the revision CouchDB's rules already picked.
 
-The merged version is written before any leaf is deleted, so an
-interrupted resolve loses nothing; run it again to finish. Replicate
-afterwards (settee sync) so the other replicas learn the resolution.
+The merge and the deletions are written in one transaction: an
+interrupted resolve writes nothing. Replicate afterwards (settee sync) so
+the other replicas learn the resolution.
 Prints {"ok":true,"id":...,"rev":WINNER,"deleted":[...]}.`,
 	examples: `  settee get notes.db shopping-list --leaves     # compare the versions
   settee resolve notes.db shopping-list --winner 2-9b1e...
@@ -61,7 +61,7 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	return writeLine(stdout, res)
 }
 
-// resolution is what resolveConflict did.
+// resolution is what the resolve command prints.
 type resolution struct {
 	OK      bool     `json:"ok"`
 	ID      string   `json:"id"`
@@ -69,50 +69,12 @@ type resolution struct {
 	Deleted []string `json:"deleted"`
 }
 
-// resolveConflict keeps winner (or the current winner when empty), first
-// writing merged on it when given, then deletes the other live leaves.
+// resolveConflict runs localdb's ResolveConflict (one transaction) and
+// words its errors for the command line.
 func resolveConflict(ctx context.Context, db *localdb.DB, id, winner string, merged *couchdoc.Doc) (*resolution, error) {
-	cur, err := db.Get(ctx, id, localdb.GetOptions{Conflicts: true})
+	res, err := db.ResolveConflict(ctx, id, winner, merged)
 	if err != nil {
 		return nil, fmt.Errorf("resolve %s: %w", id, err)
 	}
-	live := append([]string{cur.Rev}, cur.Conflicts...)
-	if len(live) < 2 {
-		return nil, fmt.Errorf("resolve %s: the document has no conflicts", id)
-	}
-	if winner == "" {
-		winner = cur.Rev
-	}
-	if !slices.Contains(live, winner) {
-		return nil, &exitError{code: exitNotFound,
-			msg: fmt.Sprintf("resolve %s: %s is not a live leaf revision (leaves: %v)", id, winner, live)}
-	}
-	res := &resolution{OK: true, ID: id, Rev: winner}
-	if merged != nil {
-		base, err := db.Get(ctx, id, localdb.GetOptions{Rev: winner})
-		if err != nil {
-			return nil, fmt.Errorf("resolve %s: read %s: %w", id, winner, err)
-		}
-		merged.ID, merged.Rev, merged.Deleted = id, winner, false
-		if merged.Attachments == nil && len(base.Attachments) > 0 {
-			merged.Attachments = make(map[string]*couchdoc.Attachment, len(base.Attachments))
-			for name, a := range base.Attachments {
-				merged.Attachments[name] = &couchdoc.Attachment{Name: name, ContentType: a.ContentType,
-					Digest: a.Digest, Length: a.Length, RevPos: a.RevPos, Stub: true}
-			}
-		}
-		if res.Rev, err = db.Put(ctx, merged); err != nil {
-			return nil, fmt.Errorf("resolve %s: write the merge: %w", id, err)
-		}
-	}
-	for _, rev := range live {
-		if rev == winner {
-			continue
-		}
-		if _, err := db.Delete(ctx, id, rev); err != nil {
-			return nil, fmt.Errorf("resolve %s: delete %s: %w", id, rev, err)
-		}
-		res.Deleted = append(res.Deleted, rev)
-	}
-	return res, nil
+	return &resolution{OK: true, ID: id, Rev: res.Rev, Deleted: res.Deleted}, nil
 }

@@ -24,6 +24,10 @@ type Server struct {
 	URL string
 	cmd *exec.Cmd
 	out *bytes.Buffer
+	// exited is closed once the process ended; waitErr is then Wait's
+	// error.
+	exited  chan struct{}
+	waitErr error
 }
 
 // RepoRoot returns the directory holding go.mod, searching up from the
@@ -88,9 +92,15 @@ func PouchDB(t testing.TB) *Server {
 
 func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	port := FreePort(t)
-	dir := t.TempDir() // pouchdb-server writes its config and log files in its cwd
 	cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
-	cmd.Dir = dir
+	cmd.Dir = t.TempDir() // pouchdb-server writes its config and log files in its cwd
+	return startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
+}
+
+// startServer starts cmd and waits until GET url/ answers 200. A process
+// that exits first fails at once with its output; one that never answers
+// fails after a minute.
+func startServer(cmd *exec.Cmd, url string) (*Server, error) {
 	out := &bytes.Buffer{}
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -100,10 +110,16 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, out: out}
+	s := &Server{URL: url, cmd: cmd, out: out, exited: make(chan struct{})}
+	// cmd.ProcessState is only set by Wait: one goroutine waits, and
+	// exited tells the others.
+	go func() {
+		s.waitErr = cmd.Wait()
+		close(s.exited)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for ctx.Err() == nil {
+	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
@@ -111,13 +127,15 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 				return s, nil
 			}
 		}
-		if cmd.ProcessState != nil {
-			break
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("exited before answering on %s (%v); output:\n%s", s.URL, s.waitErr, out.String())
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("not answering on %s; output:\n%s", s.URL, out.String())
+		case <-time.After(100 * time.Millisecond):
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	s.Stop()
-	return nil, fmt.Errorf("not answering on %s; output:\n%s", s.URL, out.String())
 }
 
 // Stop kills the server and its children and waits for them.
@@ -126,7 +144,7 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-	_ = s.cmd.Wait()
+	<-s.exited
 	s.cmd = nil
 }
 

@@ -73,7 +73,10 @@ func TestReadChangesBroken(t *testing.T) {
 		t.Errorf("truncated: %v", err)
 	}
 	_, _, err = readRows(t, "changes_garbled.http", false)
-	if !errors.Is(err, ErrMalformed) || !errors.Is(err, couchdoc.ErrBadRequest) {
+	// A garbled answer is malformed, answers 400, and is not the peer's
+	// refusal of a request (couchdoc.ErrBadRequest) nor a digest mismatch.
+	if !errors.Is(err, ErrMalformed) || couchdoc.StatusOf(err) != 400 ||
+		errors.Is(err, couchdoc.ErrBadRequest) || errors.Is(err, couchdoc.ErrDigestMismatch) {
 		t.Errorf("garbled: %v", err)
 	}
 	for _, body := range []string{``, `[]`, `{"results":[]}`, `{"results":[{"id":"a"}],"last_seq":1}`, `{"results":[],"last_seq":null}`, `{"results":{}}`} {

@@ -10,7 +10,8 @@
 // attachment into memory.
 //
 // Errors: input that is not the expected format is a *MalformedError, which
-// matches couchdoc.ErrBadRequest (a server answers 400) and ErrMalformed. Read
+// matches ErrMalformed and carries a 400 status (a server answers 400
+// bad_request) without matching any couchdoc sentinel. Read
 // errors of the underlying stream (truncation, timeouts) are passed through
 // wrapped, so errors.Is(err, io.ErrUnexpectedEOF) and net timeouts still
 // match. Attachment bytes that do not match their declared length or md5
@@ -20,6 +21,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -28,9 +30,10 @@ import (
 var ErrMalformed = errors.New("malformed CouchDB wire data")
 
 // MalformedError reports a payload that does not parse as the CouchDB wire
-// format it should be. It matches ErrMalformed and couchdoc.ErrBadRequest
-// (errors.Is / errors.As find a 400 *couchdoc.Error), and unwraps to its
-// cause.
+// format it should be. It matches ErrMalformed, unwraps to its cause, and
+// errors.As finds a 400 bad_request *couchdoc.Error in it (so a server
+// answers 400), which is none of couchdoc's sentinels: a garbled answer is
+// not couchdoc.ErrBadRequest, the peer's refusal of a request.
 type MalformedError struct {
 	// What names the payload, such as "changes feed" or "multipart part".
 	What string
@@ -45,15 +48,19 @@ func (e *MalformedError) Error() string {
 	return "malformed " + e.What + ": " + e.Err.Error()
 }
 
-// Unwrap returns ErrMalformed, a 400 bad_request *couchdoc.Error and the
-// cause, so that errors.Is and errors.As match all three.
+// Unwrap returns ErrMalformed, a 400 bad_request *couchdoc.Error of its
+// own identity and the cause.
 func (e *MalformedError) Unwrap() []error {
-	errs := []error{ErrMalformed, couchdoc.Errorf(couchdoc.ErrBadRequest, "malformed %s", e.What)}
+	errs := []error{ErrMalformed, couchdoc.Errorf(errMalformed400, "malformed %s", e.What)}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
 	}
 	return errs
 }
+
+// errMalformed400 is the CouchDB error of a malformed payload: a 400
+// bad_request that matches no couchdoc sentinel.
+var errMalformed400 = &couchdoc.Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "malformed"}
 
 func malformed(what string, err error) error {
 	return &MalformedError{What: what, Err: err}

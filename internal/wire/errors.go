@@ -48,7 +48,7 @@ func ParseError(status int, body []byte) *couchdoc.Error {
 	if len(reason) > 200 {
 		reason = reason[:200] + "..."
 	}
-	return &couchdoc.Error{Status: status, Name: name, Reason: reason}
+	return couchdoc.FromBody(status, name, reason)
 }
 
 // MarshalError returns the HTTP status and CouchDB error body for err: the

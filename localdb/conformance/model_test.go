@@ -3,7 +3,6 @@ package conformance_test
 import (
 	"encoding/json"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
@@ -306,5 +305,3 @@ func sortedCopy(s []string) []string {
 	sort.Strings(c)
 	return c
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -25,11 +25,10 @@ type fake struct {
 	changes string
 	// bulkGet answers POST /db/_bulk_get (status 404 when empty: the client
 	// falls back to open_revs).
-	bulkGet   func(w http.ResponseWriter, body string)
-	openRevs  func(w http.ResponseWriter, r *http.Request)
-	mu        gosync.Mutex
-	uris      []string
-	localDocs map[string]string
+	bulkGet  func(w http.ResponseWriter, body string)
+	openRevs func(w http.ResponseWriter, r *http.Request)
+	mu       gosync.Mutex
+	uris     []string
 }
 
 func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {

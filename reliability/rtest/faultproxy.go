@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	gosync "sync"
 	"sync/atomic"
 	"testing"
@@ -78,7 +77,7 @@ type FaultProxy struct {
 	// Injected counts the faults injected, by kind.
 	injected gosync.Map // Kind -> *atomic.Int64
 
-	logMu sync.Mutex
+	logMu gosync.Mutex
 	log   []string
 }
 

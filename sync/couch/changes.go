@@ -28,7 +28,8 @@ const defaultHeartbeat = 10 * time.Second
 // feed "continuous" with a Timeout returns when the server ends the feed
 // after that much silence; without one it runs until ctx is done or fn
 // fails, reconnecting from the last row's seq when the server ends the feed
-// or the connection drops, and returns the last seq seen with ctx's error.
+// (and, up to Options.Retries times in a row, when the connection drops),
+// and returns the last seq seen with ctx's error or the failure.
 // An error from fn stops the feed and is returned as is.
 func (db *DB) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
 	if opts.Feed == "continuous" && opts.Timeout <= 0 {
@@ -164,7 +165,6 @@ func (db *DB) changesRequest(opts sync.ChangesOptions) (*request, error) {
 	case "", "normal":
 	case "longpoll", "continuous":
 		q.Set("feed", opts.Feed)
-		r.identity = true
 		hb := opts.Heartbeat
 		if hb <= 0 && opts.Feed == "continuous" {
 			hb = defaultHeartbeat

@@ -4,10 +4,14 @@
 //
 // It streams: changes rows, fetched documents and attachment bodies are
 // handed to callbacks one at a time, and PutDoc streams attachment bodies
-// through an io.Pipe. It keeps a pool of keep-alive connections, retries
-// what is worth retrying (network errors, 5xx, 429, honouring Retry-After)
-// with exponential backoff and jitter, and never puts credentials in errors,
-// logs or String().
+// through an io.Pipe. It keeps a pool of keep-alive connections and never
+// puts credentials in errors, logs or String().
+//
+// By default each request is sent once (and again only after renewing
+// credentials on a 401): the replicator owns retries (sync.Options.Retries),
+// and a second loop here would multiply its attempts. Callers that use a
+// DB on its own set Options.Retries; what is worth retrying is
+// IsRetryable's classification, the replicator's too.
 package couch
 
 import (
@@ -55,9 +59,11 @@ type Options struct {
 	// reading a body (default 60s). Longpoll and continuous feeds extend it
 	// by their heartbeat or timeout.
 	Timeout time.Duration
-	// Retries is the number of retries of a failed request (default 3;
-	// negative: none). Backoff doubles from BackoffBase (default 250ms) up to
-	// BackoffMax (default 10s), with jitter; a Retry-After header wins.
+	// Retries is the number of retries of a failed replayable request
+	// that IsRetryable reports (default 0: none; leave it so under a
+	// replicator, which retries each step itself). Backoff doubles from
+	// BackoffBase (default 250ms) up to BackoffMax (default 10s), with
+	// jitter; a longer Retry-After wins (up to a minute).
 	Retries                 int
 	BackoffBase, BackoffMax time.Duration
 	// UserAgent (default "settee").
@@ -122,11 +128,7 @@ func New(rawURL string, opts *Options) (*DB, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 60 * time.Second
 	}
-	if o.Retries == 0 {
-		o.Retries = 3
-	} else if o.Retries < 0 {
-		o.Retries = 0
-	}
+	o.Retries = max(o.Retries, 0)
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = 250 * time.Millisecond
 	}

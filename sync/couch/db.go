@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/wire"
@@ -19,31 +18,23 @@ import (
 // docs, _revs_diff, _bulk_docs results).
 const maxJSONAnswer = 256 << 20
 
-// call sends a replayable request and reads its whole (small) JSON answer,
-// retrying also when the answer is cut short.
+// call sends a replayable request and reads its whole (small) JSON
+// answer; an answer cut short is a failed attempt like any other.
 func (db *DB) call(ctx context.Context, r *request) (status int, body []byte, err error) {
-	for attempt := 0; ; attempt++ {
-		resp, err := db.do(ctx, r)
+	err = db.attempts(ctx, r, func(attempt int) error {
+		resp, err := db.once(ctx, r, attempt)
 		if err != nil {
-			return 0, nil, err
+			return err
 		}
 		body, err = io.ReadAll(io.LimitReader(resp.Body, maxJSONAnswer))
 		resp.Body.Close()
-		if err == nil {
-			return resp.StatusCode, body, nil
-		}
-		if ctx.Err() != nil || !IsRetryable(err) || attempt >= db.opts.Retries {
-			return 0, nil, err
-		}
-		db.retries.Add(1)
-		t := time.NewTimer(backoff(attempt, db.opts.BackoffBase, db.opts.BackoffMax))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return 0, nil, ctx.Err()
-		case <-t.C:
-		}
+		status = resp.StatusCode
+		return err
+	})
+	if err != nil {
+		return 0, nil, err
 	}
+	return status, body, nil
 }
 
 // callJSON is call decoding the answer into out.

@@ -58,9 +58,10 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince 
 // contract of OpenRevs; per-revision errors ({"error": {...}} entries) go
 // to it as *wire.RevError.
 //
-// A peer without _bulk_get answers 404 (couchdoc.ErrNotFound), 405, 400 or
-// 501: BulkGet returns that *HTTPError before calling fn, and the caller
-// falls back to OpenRevs.
+// A peer without _bulk_get answers 404, 405, 400 or 501: BulkGet returns
+// that *HTTPError, wrapped so that it matches sync.ErrNoBulkGet, before
+// calling fn, and the caller falls back to OpenRevs. Only the answer's
+// HTTP status decides: a garbled or cut answer is not such an error.
 func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error {
 	if len(reqs) == 0 {
 		return nil
@@ -79,7 +80,15 @@ func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(d
 	q.Set("attachments", "true")
 	q.Set("att_encoding_info", "true")
 	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptBulkGet}
-	return db.readDocs(ctx, r, fn)
+	err = db.readDocs(ctx, r, fn)
+	var he *HTTPError
+	if errors.As(err, &he) {
+		switch he.Err.Status {
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented:
+			return fmt.Errorf("%w: %w", sync.ErrNoBulkGet, err)
+		}
+	}
+	return err
 }
 
 // readDocs sends r and streams its document answer to fn.

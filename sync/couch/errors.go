@@ -1,16 +1,12 @@
 package couch
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/internal/wire"
+	"github.com/settee/settee/internal/failure"
 )
 
 // HTTPError is a CouchDB error answer (status >= 400). It unwraps to the
@@ -34,11 +30,11 @@ func (e *HTTPError) Unwrap() error { return e.Err }
 
 // Transient reports whether repeating the request may succeed: 5xx, 408
 // and 429.
-func (e *HTTPError) Transient() bool { return transientStatus(e.Err.Status) }
+func (e *HTTPError) Transient() bool { return failure.TransientStatus(e.Err.Status) }
 
-func transientStatus(s int) bool {
-	return s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
-}
+// RetryDelay is the server's Retry-After: retry loops wait at least that
+// long.
+func (e *HTTPError) RetryDelay() time.Duration { return e.RetryAfter }
 
 // UnreachableError is a request that got no complete answer: the peer
 // could not be reached, the connection broke, the body was cut short, or
@@ -77,39 +73,16 @@ func (e *UnreachableError) Transient() bool { return !e.BadCertificate }
 var errTimeout = errors.New("no answer within the timeout")
 
 // IsRetryable reports whether a failed call may succeed if repeated: the
-// peer was unreachable, timed out or cut the answer short, or answered
-// 5xx, 408 or 429. Answers such as 400, 401, 403, 404, 409 and 412,
-// malformed answers, digest mismatches and a done context are not.
-func IsRetryable(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
-		return false
-	}
-	var t interface{ Transient() bool }
-	if errors.As(err, &t) {
-		return t.Transient()
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return false // the caller's deadline: retrying cannot help
-	}
-	var ce *couchdoc.Error
-	if errors.As(err, &ce) {
-		return transientStatus(ce.Status)
-	}
-	return !errors.Is(err, wire.ErrMalformed)
-}
+// peer was unreachable, timed out or cut the answer short, answered 5xx,
+// 408 or 429, or sent an answer that does not parse. Answers such as 400,
+// 401, 403, 404, 409 and 412, digest mismatches, refused certificates, a
+// canceled context and errors of unknown kind are not. It is the
+// classification the replicator retries by (internal/failure).
+func IsRetryable(err error) bool { return failure.Transient(err) }
 
 // Temporary is Transient (UnreachableError is a net.Error, so stream
 // readers pass it through unchanged).
 func (e *UnreachableError) Temporary() bool { return e.Transient() }
-
-// badCertificate reports a TLS certificate verification failure.
-func badCertificate(err error) bool {
-	var cv *tls.CertificateVerificationError
-	var ua x509.UnknownAuthorityError
-	var he x509.HostnameError
-	var ci x509.CertificateInvalidError
-	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
-}
 
 // Timeout reports whether the peer went silent for too long (it makes
 // UnreachableError a net.Error).

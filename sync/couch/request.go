@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/internal/wire"
 )
 
@@ -37,31 +38,40 @@ type request struct {
 	// root makes path relative to the server root (/_session).
 	root   bool
 	noAuth bool
-	// identity marks longpoll and continuous feeds, which must not be
-	// compressed (a compressed stream holds back heartbeats and rows).
-	// Every request asks for identity encoding now; see once.
-	identity bool
 }
 
 func (r *request) replayable() bool { return r.stream == nil }
 
-// do sends r, retrying transient failures of replayable requests, and
-// returns a response with a status below 300 whose body must be closed.
-// Errors are *HTTPError, *UnreachableError or the context's error.
+// do sends r and returns a response with a status below 300 whose body
+// must be closed. Errors are *HTTPError, *UnreachableError or the
+// context's error.
 func (db *DB) do(ctx context.Context, r *request) (*http.Response, error) {
+	var resp *http.Response
+	err := db.attempts(ctx, r, func(attempt int) (err error) {
+		resp, err = db.once(ctx, r, attempt)
+		return err
+	})
+	return resp, err
+}
+
+// attempts runs fn (one attempt at r) until it succeeds: again after a 401
+// once the credentials are renewed, and, when Options.Retries is set,
+// after transient failures of a replayable request with backoff (at least
+// the server's Retry-After). It is the client's only retry loop.
+func (db *DB) attempts(ctx context.Context, r *request, fn func(attempt int) error) error {
 	authRetried := false
 	for attempt := 0; ; attempt++ {
 		if db.opts.Session && db.hasAuth && !r.noAuth && db.sessionCookie() == "" {
 			if err := db.login(ctx); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		resp, err := db.once(ctx, r, attempt)
+		err := fn(attempt)
 		if err == nil {
-			return resp, nil
+			return nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), ctx.Err())
+			return fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), ctx.Err())
 		}
 		var he *HTTPError
 		if errors.As(err, &he) && he.Err.Status == http.StatusUnauthorized && !authRetried && r.replayable() && !r.noAuth &&
@@ -72,18 +82,16 @@ func (db *DB) do(ctx context.Context, r *request) (*http.Response, error) {
 			continue
 		}
 		if !IsRetryable(err) || attempt >= db.opts.Retries || !r.replayable() {
-			return nil, err
+			return err
 		}
-		wait := backoff(attempt, db.opts.BackoffBase, db.opts.BackoffMax)
-		if he != nil && he.RetryAfter > wait {
-			wait = min(he.RetryAfter, max(db.opts.BackoffMax, time.Minute))
-		}
+		wait := max(backoff(attempt, db.opts.BackoffBase, db.opts.BackoffMax),
+			min(failure.Delay(err), max(db.opts.BackoffMax, time.Minute)))
 		db.retries.Add(1)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), ctx.Err())
+			return fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -154,7 +162,7 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 		if errors.As(err, &ue) {
 			err = ue.Err // its text repeats the URL
 		}
-		return &UnreachableError{Peer: db.name, Method: r.method, Path: ev.Path, BadCertificate: badCertificate(err), Err: err}
+		return &UnreachableError{Peer: db.name, Method: r.method, Path: ev.Path, BadCertificate: failure.BadCertificate(err), Err: err}
 	}
 
 	var body io.Reader
@@ -189,9 +197,9 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 	// documents (and the replicator writes them) as they decode. A body
 	// corrupted in transit would be acted upon before the checksum error,
 	// which drainClose would then swallow (reliability/faults
-	// TestGzipCorruptionNotApplied). CouchDB does not compress its answers
-	// anyway. r.identity stays for the feeds' own reason (heartbeats).
-	_ = r.identity
+	// TestGzipCorruptionNotApplied). A compressed longpoll or continuous
+	// feed would also hold back heartbeats and rows. CouchDB does not
+	// compress its answers anyway.
 	req.Header.Set("Accept-Encoding", "identity")
 	for k, v := range db.opts.Headers {
 		req.Header.Set(k, v)

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// TestRetriesMeanAttemptsPerStep: --retries 3 is at most 4 attempts of a
+// step (here, reading the changes feed of a source that answers 503), not
+// retries of requests inside retries of steps.
+func TestRetriesMeanAttemptsPerStep(t *testing.T) {
+	var changes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/db":
+			_, _ = w.Write([]byte(`{"db_name":"db","doc_count":1,"doc_del_count":0,"update_seq":"1-x","instance_start_time":"0"}`))
+		case strings.HasPrefix(r.URL.Path, "/db/_local/"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"not_found","reason":"missing"}`))
+		default:
+			if r.URL.Path == "/db/_changes" {
+				changes.Add(1)
+			}
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"error":"service_unavailable","reason":"restarting"}`))
+		}
+	}))
+	defer srv.Close()
+	r := cli(t, nil, "pull", "--retries", "3", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
+	if r.code == 0 {
+		t.Fatalf("pull from a source answering 503 succeeded: %s", r.stdout)
+	}
+	if n := changes.Load(); n != 4 {
+		t.Fatalf("--retries 3: the changes feed was asked %d times, want 4 (%s)", n, r.stderr)
+	}
+}

@@ -1,0 +1,101 @@
+// Package failure is Settee's one classification of failed calls to a
+// peer: what may succeed if asked again (Transient), what means the peer
+// could not be talked to at all (Unreachable), and how long the peer asked
+// us to wait (Delay). The replicator (sync), the HTTP client
+// (sync/couch.IsRetryable) and the CLI's exit codes all use it, so they
+// never disagree.
+//
+// Unknown errors are permanent: retrying is for failures known to pass
+// (the network, an overloaded or restarting server, a garbled answer), not
+// for bugs or refusals, which would otherwise loop forever in a
+// continuous replication.
+package failure
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
+)
+
+// Transient reports whether err may go away if the call is repeated:
+//   - an error with a Transient() bool method decides for itself (the HTTP
+//     client's errors do: 5xx, 408 and 429 answers, unreachable peers but
+//     for refused TLS certificates);
+//   - a *couchdoc.Error with status 5xx, 408 or 429;
+//   - a peer's answer that does not parse (wire.ErrMalformed): the bytes
+//     were damaged on the way or the server glitched, and asking again is
+//     how data keeps flowing;
+//   - network errors (net.Error, refused or reset connections, bodies cut
+//     short) and context.DeadlineExceeded that is not the caller's (a
+//     retry loop stops on its own context first).
+//
+// Everything else is permanent: a canceled context, refused TLS
+// certificates, CouchDB's 4xx answers (bad request, unauthorized,
+// forbidden, not found, conflict, precondition failed, digest mismatch),
+// and any error this list does not name.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var t interface{ Transient() bool }
+	if errors.As(err, &t) {
+		return t.Transient()
+	}
+	if BadCertificate(err) {
+		return false
+	}
+	if errors.Is(err, wire.ErrMalformed) {
+		return true
+	}
+	var ce *couchdoc.Error
+	if errors.As(err, &ce) {
+		return TransientStatus(ce.Status)
+	}
+	return Unreachable(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// TransientStatus reports whether an HTTP answer with status s may be
+// different if the request is repeated: 5xx, 408 and 429.
+func TransientStatus(s int) bool {
+	return s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
+}
+
+// Unreachable reports whether err means that no answer came from the peer:
+// a refused, reset or unroutable connection, a DNS failure, a TLS
+// certificate the client does not trust, a timeout (any net.Error, which
+// includes the HTTP client's *couch.UnreachableError) or a deadline.
+func Unreachable(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) || BadCertificate(err) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// Delay is the wait the peer asked for before the next attempt (an HTTP
+// answer's Retry-After), or 0.
+func Delay(err error) time.Duration {
+	var d interface{ RetryDelay() time.Duration }
+	if errors.As(err, &d) {
+		return d.RetryDelay()
+	}
+	return 0
+}
+
+// BadCertificate reports a TLS certificate verification failure.
+func BadCertificate(err error) bool {
+	var cv *tls.CertificateVerificationError
+	var ua x509.UnknownAuthorityError
+	var he x509.HostnameError
+	var ci x509.CertificateInvalidError
+	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
+}

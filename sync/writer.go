@@ -1,0 +1,52 @@
+package sync
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// writeDocs is the writer: one _bulk_docs request per unit, retried after
+// transient errors. Per-document refusals count as doc_write_failures and
+// are not retried.
+func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writeUnit, ckpt chan<- struct{}) error {
+	tgt := r.opts.Target
+	for u := range in {
+		res, err := r.bulkDocs(ctx, u.docs)
+		if err != nil {
+			return peerErr("target", tgt, "bulk_docs", err)
+		}
+		var st Stats
+		for _, dr := range res {
+			if dr.Error == "" {
+				continue
+			}
+			st.DocWriteFailures++
+			r.docFailure(DocFailure{ID: dr.ID, Rev: dr.Rev, Err: peerErr("target", tgt, "write document", dr.Err())})
+		}
+		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
+		s.written.Store(true)
+		r.addStats(st)
+		u.docs = nil
+		r.release(s, u.b, ckpt)
+	}
+	return nil
+}
+
+// bulkDocs writes docs with retries; a request the target finds too large
+// (413) is split in halves.
+func (r *replication) bulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	var res []couchdoc.DocResult
+	err := r.retry(ctx, func() (err error) { res, err = r.opts.Target.BulkDocs(ctx, docs); return err })
+	if len(docs) > 1 && couchdoc.StatusOf(err) == http.StatusRequestEntityTooLarge {
+		half := len(docs) / 2
+		a, err := r.bulkDocs(ctx, docs[:half])
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.bulkDocs(ctx, docs[half:])
+		return append(a, b...), err
+	}
+	return res, err
+}
