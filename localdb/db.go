@@ -43,10 +43,14 @@ type DB struct {
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed
 
-	lmu    gosync.Mutex
-	closed bool
-	active gosync.WaitGroup // calls in flight
-	subs   gosync.WaitGroup // Subscribe goroutines
+	lmu      gosync.Mutex
+	closed   bool
+	closing  chan struct{}    // closed when Close begins
+	active   gosync.WaitGroup // calls in flight
+	subs     gosync.WaitGroup // the commit watcher
+	waiters  int              // feeds waiting for a change (watch.go)
+	watching bool             // the commit watcher runs
+	watcher  *sql.DB          // one connection, for PRAGMA data_version
 }
 
 func dsn(path string, extra string) string {
@@ -73,7 +77,8 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}), staging: make(map[string]bool)}
+	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
+		closing: make(chan struct{}), staging: make(map[string]bool)}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
@@ -84,6 +89,18 @@ func Open(path string, opts *Options) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// The watcher's connection opens on first use (a followed feed).
+	wc, err := sql.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	wc.SetMaxOpenConns(1)
+	wc.SetMaxIdleConns(1)
+	wc.SetConnMaxLifetime(0)
+	wc.SetConnMaxIdleTime(0)
+	db.watcher = wc
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
 	db.reader = r
@@ -91,6 +108,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	for _, q := range readQueries {
 		s, err := r.PrepareContext(ctx, q)
 		if err != nil {
+			wc.Close()
 			r.Close()
 			w.Close()
 			return nil, fmt.Errorf("open %s: prepare %q: %w", path, q, err)
@@ -212,9 +230,10 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	close(db.closing)
 	db.lmu.Unlock()
 	db.active.Wait()
-	db.broadcast() // wake waiters and subscriptions so they see the close
+	db.broadcast() // wake the feeds' waits so they see the close
 	db.subs.Wait()
 	var errs []error
 	db.wmu.Lock()
@@ -226,7 +245,7 @@ func (db *DB) Close() error {
 	for _, s := range db.rstmts {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, db.reader.Close(), db.writer.Close())
+	errs = append(errs, db.watcher.Close(), db.reader.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }
 

@@ -42,7 +42,7 @@ func TestReopenKeepsUUIDAndData(t *testing.T) {
 	if db.UUID() != uuid || len(uuid) != 32 || db.RevsLimit() != 7 || db.Path() != path {
 		t.Fatalf("uuid %s vs %s, revs limit %d", db.UUID(), uuid, db.RevsLimit())
 	}
-	if s, _ := db.WaitForChange(bg, 0); s != 1 {
+	if s := db.UpdateSeq(); s != 1 {
 		t.Fatalf("update seq after reopen %d", s)
 	}
 	if _, err := db.Get(bg, "a", localdb.GetOptions{}); err != nil {
@@ -104,20 +104,9 @@ func TestConcurrent(t *testing.T) {
 	}
 	followed := make(chan int64, 1)
 	go func() {
-		var since int64
-		for {
-			s, err := db.WaitForChange(ctx, since)
-			if err != nil {
-				followed <- since
-				return
-			}
-			last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, AllDocs: true}, func(*localdb.Change) error { return nil })
-			if err != nil {
-				followed <- since
-				return
-			}
-			since = max(last, s)
-		}
+		since, _ := db.Follow(ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous,
+			ChangesOptions: localdb.ChangesOptions{AllDocs: true}}, func(*localdb.Change) error { return nil })
+		followed <- since
 	}()
 	for r := 0; r < 2; r++ {
 		wg.Add(1)

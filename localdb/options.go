@@ -82,7 +82,9 @@ type ChangesOptions struct {
 	Filter func(doc *couchdoc.Doc) bool
 }
 
-// Change is one row of the store's changes feed.
+// Change is one row of the store's changes feed. Its JSON (MarshalJSON)
+// is CouchDB's changes row, the one every adapter sends: {"seq":N,"id":
+// "...","changes":[{"rev":"..."}],"deleted":true,"doc":{...}}.
 type Change struct {
 	Seq     int64
 	ID      string

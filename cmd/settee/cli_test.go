@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/settee/settee/couchdoc"
 )
 
 func TestHelpAndVersion(t *testing.T) {
@@ -77,7 +79,7 @@ func TestLocalStore(t *testing.T) {
 	if len(rows) != 3 || !strings.Contains(rows[2], `"last_seq"`) {
 		t.Fatalf("changes:\n%s", strings.Join(rows, "\n"))
 	}
-	var row changeRow
+	var row couchdoc.Change
 	mustJSON(t, rows[1], &row)
 	if row.ID != "todo" || !row.Deleted {
 		t.Errorf("changes row 2 = %+v", row)

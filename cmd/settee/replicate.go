@@ -12,7 +12,6 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/sync"
-	"github.com/settee/settee/sync/localpeer"
 )
 
 // replFlags are the flags of pull, push and sync.
@@ -215,9 +214,6 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	}
 	defer closeStore(db, &err)
 	local := newLocalPeer(db)
-	if f.continuous {
-		local = pollingLocalPeer{localpeer.New(db)}
-	}
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	opts.OnEvent = prog.OnEvent
