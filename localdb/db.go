@@ -58,12 +58,18 @@ func dsn(path string, extra string) string {
 	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)" + extra
 }
 
-// Open opens the database file at path, creating it (with a new UUID) if it
-// does not exist, and brings its schema up to date. A file written by a
-// newer version of Settee gives an error.
+// Open opens the Settee store at path, creating it (with a new UUID) if
+// the file does not exist or is empty, unless opts.NoCreate, and brings
+// its schema up to date. It refuses, with an *OpenError and without
+// changing the file, a path it cannot use (a missing directory, a
+// directory, no permission), another program's file (ErrNotStore) and a
+// store written by a newer Settee (ErrNewerStore).
 func Open(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if _, err := checkPath(path, opts.NoCreate); err != nil {
+		return nil, err
 	}
 	readConns := opts.ReadConns
 	if readConns <= 0 {
@@ -82,7 +88,11 @@ func Open(path string, opts *Options) (*DB, error) {
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		var oe *OpenError
+		if errors.As(err, &oe) {
+			return nil, err
+		}
+		return nil, &OpenError{path, err.Error(), err}
 	}
 	r, err := sqlx.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
 	if err != nil {
@@ -119,6 +129,9 @@ func Open(path string, opts *Options) (*DB, error) {
 }
 
 func (db *DB) init(ctx context.Context, opts *Options) error {
+	if _, err := checkOwner(ctx, db.writer.DB, db.path, opts.NoCreate); err != nil {
+		return err
+	}
 	var mode string
 	if err := db.writer.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return fmt.Errorf("set WAL: %w", err)

@@ -69,9 +69,13 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
+	before := fileState(t, path)
 	_, err = localdb.Open(path, nil)
-	if err == nil || !strings.Contains(err.Error(), "newer") {
+	if !errors.Is(err, localdb.ErrNewerStore) || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("open of a newer schema: %v", err)
+	}
+	if after := fileState(t, path); after != before {
+		t.Fatal("the refused file changed")
 	}
 }
 

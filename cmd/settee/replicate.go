@@ -208,7 +208,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		}
 		return err
 	}
-	db, err := openStore(pos[0], true)
+	db, err := openStore(pos[0], dir != "push")
 	if err != nil {
 		return err
 	}

@@ -14,20 +14,19 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
-// openStore opens a local store. Unless create is set, a missing file is a
-// not-found error rather than a new empty store: a typo must not create a
-// database.
+// openStore opens a local store. Unless create is set (a write, a pull),
+// a path that holds no store yet is a not-found error rather than a new
+// empty store: a typo or a read must not create a database. Another
+// program's file, or a newer store's, is refused and left unchanged.
 func openStore(path string, create bool) (*localdb.DB, error) {
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", path)}
-		}
+	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create})
+	if errors.Is(err, localdb.ErrNoStore) && errors.Is(err, fs.ErrNotExist) {
+		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", path), err: err}
 	}
-	db, err := localdb.Open(path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	if errors.Is(err, localdb.ErrNoStore) || errors.Is(err, fs.ErrNotExist) {
+		return nil, &exitError{code: exitNotFound, err: err}
 	}
-	return db, nil
+	return db, err
 }
 
 // readJSONArg reads a JSON argument: literal JSON, "-" for stdin, or
