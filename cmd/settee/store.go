@@ -29,16 +29,39 @@ func openStore(path string, create bool) (*localdb.DB, error) {
 	return db, err
 }
 
+// maxJSONArg bounds a JSON argument read from stdin or a file: the
+// server's default request body limit (64 MiB), so that what put accepts
+// a default server accepts too. A variable for tests.
+var maxJSONArg int64 = 64 << 20
+
 // readJSONArg reads a JSON argument: literal JSON, "-" for stdin, or
-// "@file" for a file's contents.
+// "@file" for a file's contents; stdin and files are refused beyond
+// maxJSONArg with a message naming the limit.
 func readJSONArg(arg string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	from := "stdin"
 	switch {
 	case arg == "-":
-		return io.ReadAll(io.LimitReader(stdin, 64<<20))
+		r = stdin
 	case strings.HasPrefix(arg, "@"):
-		return os.ReadFile(arg[1:])
+		from = arg[1:]
+		f, err := os.Open(from)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", from, errors.Unwrap(err)), err: err}
+		}
+		defer f.Close()
+		r = f
+	default:
+		return []byte(arg), nil
 	}
-	return []byte(arg), nil
+	b, err := io.ReadAll(io.LimitReader(r, maxJSONArg+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", from, err)
+	}
+	if int64(len(b)) > maxJSONArg {
+		return nil, usageErrorf("the JSON from %s is larger than the %d MiB limit", from, maxJSONArg>>20)
+	}
+	return b, nil
 }
 
 // writeJSON prints v as indented JSON and a newline.

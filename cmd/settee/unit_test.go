@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,5 +136,31 @@ func TestStateLines(t *testing.T) {
 	want := "pull: starting|pull: offline (connection refused); retrying until Ctrl-C|pull: active|pull: idle"
 	if strings.Join(got, "|") != want {
 		t.Errorf("state lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+	}
+}
+
+// TestJSONArgLimit: stdin and @FILE share one limit, and going past it
+// says so (issue 14, item 6).
+func TestJSONArgLimit(t *testing.T) {
+	defer func(old int64) { maxJSONArg = old }(maxJSONArg)
+	maxJSONArg = 1 << 20
+	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
+	file := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(file, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg   string
+		stdin io.Reader
+		from  string
+	}{{"-", strings.NewReader(big), "stdin"}, {"@" + file, nil, file}} {
+		_, err := readJSONArg(c.arg, c.stdin)
+		if exitCode(err) != exitUsage || err.Error() != "the JSON from "+c.from+" is larger than the 1 MiB limit" {
+			t.Errorf("%s: %v", c.arg, err)
+		}
+	}
+	fits := strings.Repeat(" ", 1<<20-2) + "{}"
+	if b, err := readJSONArg("-", strings.NewReader(fits)); err != nil || len(b) != 1<<20 {
+		t.Errorf("exactly the limit: %d bytes, %v", len(b), err)
 	}
 }
