@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/settee/settee/internal/testpeer"
 )
 
 // TestServeSeesOtherWriters is issue 14's first repro: a live feed of
@@ -75,4 +80,37 @@ func TestServeSeesOtherWriters(t *testing.T) {
 		}
 		t.Logf("pulled %v after the writer exited", time.Since(wrote))
 	})
+}
+
+// TestContinuousOfflineAtOnce: a continuous replication started while the
+// server is down says it is offline at the first failure, before the
+// replicator's own retries (issue 14, item 7: it showed "starting" for
+// 7-8 s).
+func TestContinuousOfflineAtOnce(t *testing.T) {
+	down := fmt.Sprintf("http://127.0.0.1:%d/x", testpeer.FreePort(t))
+	for _, mode := range []string{"--json", "--continuous"} {
+		cmd := exec.Command(settee, "sync", "--continuous", mode, filepath.Join(t.TempDir(), "l.db"), down)
+		cmd.Env = cleanEnv()
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		var first string
+		for sc.Scan() {
+			if mode == "--json" && !strings.Contains(sc.Text(), `"kind":"state"`) {
+				continue
+			}
+			first = sc.Text()
+			break
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if !strings.Contains(first, "offline") {
+			t.Errorf("sync %s: first state %q, want offline", mode, first)
+		}
+	}
 }

@@ -201,8 +201,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	// store is created for nothing.
 	// A continuous replication started offline waits for the remote
 	// instead (it reports the "offline" state and retries with backoff).
-	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil && !(f.continuous && exitCode(err) == exitUnreachable) {
-		err = explain(dir, rem, remotePeer.String(), err, nil)
+	offline := preflight(ctx, remotePeer, dir, f.createTarget)
+	if offline != nil && !(f.continuous && exitCode(offline) == exitUnreachable) {
+		err = explain(dir, rem, remotePeer.String(), offline, nil)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
 		}
@@ -217,6 +218,13 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	opts.OnEvent = prog.OnEvent
+	if offline != nil {
+		// Say so at this first failure, not after the replicator's own
+		// retries of its first step.
+		for _, d := range directions(dir) {
+			prog.OnEvent(sync.Event{Kind: sync.EventState, Replication: d, State: sync.StateOffline, Err: offline})
+		}
+	}
 	var results []dirResult
 	switch dir {
 	case "pull":
@@ -244,6 +252,14 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	}
 	prog.end(rem.String(), remotePeer.Stats(), err)
 	return err
+}
+
+// directions names the replications of a command, as its events do.
+func directions(dir string) []string {
+	if dir == "sync" {
+		return []string{"push", "pull"}
+	}
+	return []string{""}
 }
 
 // preflight asks the remote for its database info. A missing database is

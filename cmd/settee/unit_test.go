@@ -129,7 +129,7 @@ func TestStateLines(t *testing.T) {
 	} {
 		prev, seen := p.last[ev.Replication]
 		p.last[ev.Replication] = ev
-		if line, ok := p.stateLine(ev, prev, seen); ok {
+		if line, ok := p.stateLine(ev, prev, seen, p.trackOffline(ev)); ok {
 			got = append(got, line)
 		}
 	}
