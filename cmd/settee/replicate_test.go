@@ -313,3 +313,41 @@ func getRemoteStatus(t testing.TB, u string) int {
 	resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestHelpTryIt runs the "Try it" commands of `settee help` as a newcomer
+// would (issue 14, item 8: its example needed a password it did not give),
+// with a temporary directory and a free port.
+func TestHelpTryIt(t *testing.T) {
+	help := ok(t, "help")
+	_, try, found := strings.Cut(help, "Try it:\n")
+	if !found {
+		t.Fatalf("no Try it in:\n%s", help)
+	}
+	tmp := t.TempDir()
+	hostPort := "127.0.0.1:5984"
+	var ran int
+	for _, line := range strings.Split(try, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "settee ") {
+			break
+		}
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.ReplaceAll(line, "/tmp/demo", filepath.Join(tmp, "demo"))
+		line = strings.ReplaceAll(line, "mine.db", filepath.Join(tmp, "mine.db"))
+		line = strings.ReplaceAll(line, "127.0.0.1:5984", hostPort)
+		args := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), "&"))[1:]
+		ran++
+		if args[0] == "serve" {
+			root := serveBinary(t, args[len(args)-1], nil)
+			hostPort = strings.TrimPrefix(root, "http://")
+			continue
+		}
+		out := ok(t, args...)
+		if args[0] == "get" && !strings.Contains(out, `"_id": "shopping"`) {
+			t.Errorf("settee %s:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	if ran != 4 {
+		t.Errorf("ran %d commands of:\n%s", ran, try)
+	}
+}
