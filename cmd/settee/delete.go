@@ -28,6 +28,9 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return helpOK(err)
 	}
 	id := pos[1]
+	if err := checkRev("--rev", *rev, id); err != nil {
+		return err
+	}
 	db, err := openStore(pos[0], false)
 	if err != nil {
 		return err

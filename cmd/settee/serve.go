@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/settee/settee/localdb"
@@ -53,6 +55,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
 		return helpOK(err)
+	}
+	if _, port, err := net.SplitHostPort(*addr); err != nil {
+		return usageErrorf("--addr %q is not host:port", *addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usageErrorf("--addr %q: port %s is not between 0 and 65535", *addr, port)
 	}
 	cfg := server.Config{Addr: *addr, TLSCertFile: *cert, TLSKeyFile: *key,
 		DBOptions: &localdb.Options{NoCreate: !*create}}

@@ -164,3 +164,29 @@ func TestStoreOwnership(t *testing.T) {
 	}
 	failsWith(t, cli(t, nil, "put", dir, "x", "{}"), exitFailure, dir+": is a directory")
 }
+
+// TestBadArguments: arguments that cannot work exit 2 before anything
+// is tried (issue 14, item 9).
+func TestBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "s.db")
+	ok(t, "put", store, "a", `{}`)
+	for _, args := range [][]string{
+		{"pull", filepath.Join(dir, "x.db"), "http://127.0.0.1:99999/x"},
+		{"get", store, "a", "--rev", "9-nope"},
+		{"delete", store, "a", "--rev", "9-nope"},
+		{"put", store, "a", "{}", "--rev", "nope"},
+		{"resolve", store, "a", "--winner", "1-xyz"},
+		{"pull", "--retries", "-1", filepath.Join(dir, "x.db"), "http://127.0.0.1:5984/x"},
+		{"pull", "--doc-ids", "", filepath.Join(dir, "x.db"), "http://127.0.0.1:5984/x"},
+		{"serve", "--addr", "127.0.0.1:99999", store},
+	} {
+		r := cli(t, nil, args...)
+		if r.code != exitUsage || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("settee %s: exit %d, stderr %q", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.db")); err == nil {
+		t.Error("a refused pull created its store")
+	}
+}

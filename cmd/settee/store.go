@@ -56,12 +56,24 @@ func readJSONArg(arg string, stdin io.Reader) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxJSONArg+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", from, err)
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", from, err), err: err}
 	}
 	if int64(len(b)) > maxJSONArg {
 		return nil, usageErrorf("the JSON from %s is larger than the %d MiB limit", from, maxJSONArg>>20)
 	}
 	return b, nil
+}
+
+// checkRev refuses a malformed revision given in flag (exit 2), before
+// any store is opened. _local documents have their own revisions.
+func checkRev(flag, rev, id string) error {
+	if rev == "" || couchdoc.IsLocalID(id) {
+		return nil
+	}
+	if _, _, err := couchdoc.ParseRev(rev); err != nil {
+		return usageErrorf("%s %q is not a revision (expected N-HASH, such as 2-9b1e...)", flag, rev)
+	}
+	return nil
 }
 
 // writeJSON prints v as indented JSON and a newline.

@@ -49,9 +49,12 @@ func TestReplOptions(t *testing.T) {
 		bad  bool
 		want string
 	}{
-		{f: replFlags{docIDs: "a, b,,c"}, want: "[a b c]"},
+		{f: replFlags{docIDs: "a, b,,c", docIDsSet: true}, want: "[a b c]"},
+		{f: replFlags{docIDs: "", docIDsSet: true}, bad: true},
+		{f: replFlags{docIDs: " , ", docIDsSet: true}, bad: true},
+		{f: replFlags{retries: -1}, bad: true},
 		{f: replFlags{selector: `["x"]`}, bad: true},
-		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a"}, bad: true},
+		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a", docIDsSet: true}, bad: true},
 		{f: replFlags{queryParams: listFlag{"k=v"}}, bad: true},
 		{f: replFlags{filter: "d/f", queryParams: listFlag{"novalue"}}, bad: true},
 		{f: replFlags{since: "42"}, want: "42"},
