@@ -74,6 +74,10 @@ func TestLocalStore(t *testing.T) {
 		t.Fatalf("delete = %+v", del)
 	}
 	failsWith(t, cli(t, nil, "get", db, "todo"), exitNotFound)
+	ok(t, "put", db, "_local/cp", `{"seq":1}`)
+	if out := ok(t, "delete", db, "_local/cp"); strings.TrimSpace(out) != `{"ok":true,"id":"_local/cp","rev":"0-0"}` {
+		t.Errorf("delete of a _local doc = %s", out) // CouchDB's answer
+	}
 
 	rows := strings.Split(strings.TrimSpace(ok(t, "changes", db, "--include-docs")), "\n")
 	if len(rows) != 3 || !strings.Contains(rows[2], `"last_seq"`) {

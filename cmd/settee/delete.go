@@ -49,7 +49,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if err := db.DeleteLocal(ctx, id, r); err != nil {
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
-		return writeLine(stdout, okResult{true, id, ""})
+		return writeLine(stdout, okResult{true, id, "0-0"}) // CouchDB's answer
 	}
 	r := *rev
 	if r == "" {

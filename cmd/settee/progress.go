@@ -332,7 +332,7 @@ func (p *progress) finish(dir string, res *sync.Result, err error) {
 	if err != nil || p.cont {
 		verb = "stopped"
 	}
-	line := fmt.Sprintf("%s %s: %d docs written", dir, verb, stats.DocsWritten)
+	line := fmt.Sprintf("%s %s: %s written", dir, verb, plural(stats.DocsWritten, "doc"))
 	if stats.DocWriteFailures > 0 {
 		line += fmt.Sprintf(" (%d refused)", stats.DocWriteFailures)
 	}
@@ -369,11 +369,19 @@ func (p *progress) end(remote string, wire couch.Stats, err error) {
 
 // wireSummary formats what crossed the wire.
 func wireSummary(w couch.Stats) string {
-	s := fmt.Sprintf("%d requests, %s sent, %s received", w.Requests, humanBytes(w.BytesSent), humanBytes(w.BytesReceived))
+	s := fmt.Sprintf("%s, %s sent, %s received", plural(w.Requests, "request"), humanBytes(w.BytesSent), humanBytes(w.BytesReceived))
 	if w.Retries > 0 {
 		s += fmt.Sprintf(", %d retried", w.Retries)
 	}
 	return s
+}
+
+// plural counts things: "1 doc", "2 docs".
+func plural[N int | int64](n N, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func humanBytes(n int64) string {

@@ -337,7 +337,7 @@ func refused(results []dirResult) error {
 	if n == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%d documents were not replicated", n)
+	msg := fmt.Sprintf("%s not replicated", plural(n, "document"))
 	if first != nil {
 		msg += fmt.Sprintf(" (first: %s %s: %v)", first.ID, first.Rev, first.Err)
 	}

@@ -48,7 +48,7 @@ func roundTrip(t *testing.T, dbURL string, env []string) {
 	ok(t, "put", b, "only-b", `{"n":"b"}`)
 	run("sync", a, dbURL)
 	out = run("sync", b, dbURL)
-	if !strings.Contains(out, "push done: 2 docs written") || !strings.Contains(out, "pull done: 1 docs written") {
+	if !strings.Contains(out, "push done: 2 docs written") || !strings.Contains(out, "pull done: 1 doc written") {
 		t.Errorf("sync output:\n%s", out)
 	}
 	run("sync", a, dbURL)
@@ -163,7 +163,7 @@ func TestPouchDB(t *testing.T) {
 		ok(t, "put", db, "good", `{}`)
 		ok(t, "put", db, "evil", `{"bad":true}`)
 		r := cli(t, nil, "push", db, target)
-		failsWith(t, r, exitFailure, "1 documents were not replicated", "evil", "no bad docs")
+		failsWith(t, r, exitFailure, "1 document not replicated", "evil", "no bad docs")
 	})
 	t.Run("Unreachable", func(t *testing.T) {
 		url := fmt.Sprintf("http://alice:s3cret@127.0.0.1:%d/db", testpeer.FreePort(t))
@@ -274,7 +274,9 @@ func TestServe(t *testing.T) {
 func TestDemo(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "demo")
 	out := ok(t, "demo", "--keep", keep)
-	for _, want := range []string{"conflict on \"shopping\"", "all three replicas agree", "requests"} {
+	for _, want := range []string{"conflict on \"shopping\"", "all three replicas agree", "requests",
+		"bob:   adds recipe", "alice: has recipe", "bob:   has todo {\"type\":\"todo\",\"text\":\"water the plants\",\"done\":true}",
+		"settee get " + filepath.Join(keep, "bob.db") + " shopping --revs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
