@@ -22,6 +22,9 @@ import (
 type Server struct {
 	// URL is the server's root, such as http://127.0.0.1:41234.
 	URL string
+	// Dir is the server's working directory, a temporary one: where
+	// pouchdb-server writes its config.json and log.txt.
+	Dir string
 	cmd *exec.Cmd
 	out *bytes.Buffer
 }
@@ -100,7 +103,7 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, out: out}
+	s := &Server{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: dir, cmd: cmd, out: out}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {

@@ -3,6 +3,8 @@ package testpeer
 import (
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,5 +20,23 @@ func TestPouchDBStartsAndServes(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `"db_name":"smoke"`) {
 		t.Fatalf("GET %s: %d %s", u, resp.StatusCode, b)
+	}
+}
+
+// TestPouchDBLeavesNothingInTheTree: pouchdb-server writes config.json
+// and log.txt in its working directory, a temporary one, never the
+// package's folder or the repository's root.
+func TestPouchDBLeavesNothingInTheTree(t *testing.T) {
+	s := PouchDB(t)
+	s.CreateDB(t, "leftovers")
+	if _, err := os.Stat(filepath.Join(s.Dir, "config.json")); err != nil {
+		t.Fatalf("pouchdb-server wrote no config.json in its directory: %v", err)
+	}
+	for _, dir := range []string{".", RepoRoot(t)} {
+		for _, f := range []string{"config.json", "log.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("%s in %s", f, dir)
+			}
+		}
 	}
 }
