@@ -11,7 +11,7 @@
 // read transaction, for replications reading this store. Close waits for
 // the calls in flight.
 // Follow, the changes feed's one follower, wakes for commits made through
-// any connection to the file, from this process or another (watch.go).
+// any connection to the file, from this process or another.
 //
 // # Storage
 //

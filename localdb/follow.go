@@ -38,8 +38,19 @@ type FollowOptions struct {
 
 // Follow runs the changes feed after since: the rows already committed,
 // then, for FeedLongpoll and FeedContinuous, the rows of later commits
-// made through any connection to the file, in this process or another
-// (see watch.go for how those are noticed, within about watchInterval).
+// made through any connection to the file, in this process or another.
+//
+// This DB's own commits wake the feed at once. Other connections' are
+// noticed within about 100 ms: while a feed waits, one goroutine per DB
+// asks a dedicated connection for PRAGMA data_version every 100 ms, and
+// reads the feed's head only when it changed. That check was chosen over
+// a watch of the -wal file because it reads the WAL index SQLite already
+// keeps in shared memory (about 50 µs through database/sql, 0.05% of a
+// core at ten a second; BenchmarkWatchCheck), needs no dependency
+// (fsnotify) and no per-OS code (mobile included), cannot be fooled by a
+// checkpoint that resets the WAL or by coarse file timestamps, and sees
+// commits in any journal mode. The documents are never polled.
+//
 // Each document appears once per pass, at its latest sequence; fn is
 // called one row at a time, never concurrently. A Limit counts the rows
 // given over the whole feed.

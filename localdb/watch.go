@@ -11,22 +11,14 @@ import (
 // another process (or another DB value on the same file).
 const watchInterval = 100 * time.Millisecond
 
-// The commit watcher.
-//
-// A commit made through this DB wakes feed readers at once (update calls
-// noteSeq). A commit made by any other connection to the file (another
-// process, or a second Open in this one) is seen by a goroutine that runs
-// while at least one feed is waiting: every watchInterval it asks a
-// dedicated connection for PRAGMA data_version, which changes exactly when
-// another connection has committed to the file since the last ask. Only
-// then does it read the feed's newest sequence (MAX(seq) on the indexed
-// column) and wake the waiters if it moved.
-//
-// Why data_version and not a watch of the -wal file: the check reads the
-// WAL index in shared memory, costs microseconds, needs no dependency
-// (fsnotify) and cannot be fooled by a checkpoint that resets the WAL or
-// by coarse file timestamps; it also sees commits in rollback-journal
-// mode. Polling the documents themselves is never needed.
+// The commit watcher: how Follow hears of another connection's commits
+// (the reasons are in Follow's doc comment). A commit made through this
+// DB wakes feed readers at once (update calls noteSeq). For the others a
+// goroutine runs while at least one feed waits: every watchInterval it
+// asks a dedicated connection for PRAGMA data_version, which changes
+// exactly when another connection has committed to the file since the
+// last ask; only then does it read the feed's newest sequence (MAX(seq),
+// on its unique index) and wake the waiters if it moved.
 
 // noteSeq records that the feed reached seq (never moving it back) and
 // wakes the waiters when it moved.
