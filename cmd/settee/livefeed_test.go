@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,43 @@ func TestContinuousOfflineAtOnce(t *testing.T) {
 		if !strings.Contains(first, "offline") {
 			t.Errorf("sync %s: first state %q, want offline", mode, first)
 		}
+	}
+}
+
+// TestChangesFollow: `settee changes --follow` prints another process's
+// writes as they commit, and Ctrl-C ends it with the last_seq line.
+func TestChangesFollow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "f.db")
+	ok(t, "put", db, "first", `{}`)
+	cmd := exec.Command(settee, "changes", db, "--follow")
+	cmd.Env = cleanEnv()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	next := func() string {
+		if !sc.Scan() {
+			t.Fatalf("changes --follow ended: %v", sc.Err())
+		}
+		return sc.Text()
+	}
+	if l := next(); !strings.Contains(l, `"id":"first"`) {
+		t.Fatalf("first row %s", l)
+	}
+	ok(t, "put", db, "second", `{}`)
+	if l := next(); !strings.HasPrefix(l, `{"seq":2,"id":"second","changes":[{"rev":"1-`) {
+		t.Fatalf("followed row %s", l)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	if l := next(); l != `{"last_seq":2}` {
+		t.Fatalf("after Ctrl-C: %s", l)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after Ctrl-C: %v", err)
 	}
 }
