@@ -32,22 +32,22 @@ func (d *Database) AddChangeListener(l ChangeListener) (token int64, err error) 
 	if d.closed {
 		return 0, errClosed
 	}
-	d.nextToken++
-	d.listeners[d.nextToken] = l
 	if d.watchCancel == nil {
-		ctx, cancel := context.WithCancel(d.ctx)
-		d.watchCancel = cancel
-		info, err := d.db.Info(d.ctx) // the file's, other writers included
+		info, err := d.db.Info(d.ctx) // the file's head, other writers included
 		if err != nil {
 			return 0, err
 		}
 		since := info.UpdateSeq
+		ctx, cancel := context.WithCancel(d.ctx)
+		d.watchCancel = cancel
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			d.watch(ctx, since)
 		}()
 	}
+	d.nextToken++
+	d.listeners[d.nextToken] = l
 	return d.nextToken, nil
 }
 
