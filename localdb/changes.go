@@ -27,11 +27,6 @@ func (db *DB) isClosing() bool {
 	return db.closed
 }
 
-// UpdateSeq returns the sequence of the newest change this DB knows of:
-// its own commits at once, another connection's once a followed feed's
-// watcher has seen them (Info reads the file).
-func (db *DB) UpdateSeq() int64 { return db.updateSeq.Load() }
-
 // feedRow is one docs row joined with its winner's body.
 type feedRow struct {
 	docID   int64

@@ -42,8 +42,8 @@ func TestReopenKeepsUUIDAndData(t *testing.T) {
 	if db.UUID() != uuid || len(uuid) != 32 || db.RevsLimit() != 7 || db.Path() != path {
 		t.Fatalf("uuid %s vs %s, revs limit %d", db.UUID(), uuid, db.RevsLimit())
 	}
-	if s := db.UpdateSeq(); s != 1 {
-		t.Fatalf("update seq after reopen %d", s)
+	if info, err := db.Info(bg); err != nil || info.UpdateSeq != 1 {
+		t.Fatalf("update seq after reopen %+v %v", info, err)
 	}
 	if _, err := db.Get(bg, "a", localdb.GetOptions{}); err != nil {
 		t.Fatal(err)
