@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	gosync "sync"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -22,84 +21,10 @@ func (db *DB) broadcast() {
 	db.nmu.Unlock()
 }
 
-// Subscribe returns a channel that receives a value after each commit that
-// adds to the changes feed (coalesced: one value may stand for several
-// commits), and a cancel func that releases the subscription. The channel
-// is closed when cancel is called or the database closes.
-func (db *DB) Subscribe() (<-chan struct{}, func()) {
-	out := make(chan struct{}, 1)
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	db.lmu.Lock()
-	if db.closed {
-		db.lmu.Unlock()
-		close(out)
-		return out, func() {}
-	}
-	db.subs.Add(1)
-	db.lmu.Unlock()
-	go func() {
-		defer db.subs.Done()
-		defer close(out)
-		defer close(stopped)
-		for {
-			db.nmu.Lock()
-			ch := db.notify
-			db.nmu.Unlock()
-			if db.isClosing() {
-				return
-			}
-			select {
-			case <-done:
-				return
-			case <-ch:
-			}
-			if db.isClosing() {
-				return
-			}
-			select {
-			case out <- struct{}{}:
-			default:
-			}
-		}
-	}()
-	var once gosync.Once
-	return out, func() {
-		once.Do(func() { close(done) })
-		<-stopped
-	}
-}
-
 func (db *DB) isClosing() bool {
 	db.lmu.Lock()
 	defer db.lmu.Unlock()
 	return db.closed
-}
-
-// UpdateSeq returns the sequence of the newest change.
-func (db *DB) UpdateSeq() int64 { return db.updateSeq.Load() }
-
-// WaitForChange blocks until the database's update sequence exceeds since
-// (at once if it already does) and returns it. It waits on commit
-// notifications, not by polling the file. It returns ctx's error when ctx
-// is done first, ErrClosed when the database closes.
-func (db *DB) WaitForChange(ctx context.Context, since int64) (int64, error) {
-	for {
-		db.nmu.Lock()
-		ch := db.notify
-		db.nmu.Unlock()
-		if s := db.updateSeq.Load(); s > since {
-			return s, nil
-		}
-		if db.isClosing() {
-			return 0, ErrClosed
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-ch:
-		}
-	}
 }
 
 // feedRow is one docs row joined with its winner's body.

@@ -1,11 +1,9 @@
 package localdb_test
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -96,35 +94,6 @@ func TestChangesPaging(t *testing.T) {
 	cs, _ = feed(t, db, localdb.ChangesOptions{Descending: true})
 	if len(cs) != 700 || cs[0].Seq != 700 || cs[699].Seq != 1 {
 		t.Fatalf("descending %d rows", len(cs))
-	}
-}
-
-func TestWaitForChangeAndSubscribe(t *testing.T) {
-	db := open(t)
-	ch, cancel := db.Subscribe()
-	defer cancel()
-	got := make(chan int64, 1)
-	go func() {
-		s, err := db.WaitForChange(bg, 0)
-		if err != nil {
-			s = -1
-		}
-		got <- s
-	}()
-	put(t, db, "a", "", `{}`)
-	if s := <-got; s != 1 {
-		t.Fatalf("WaitForChange = %d", s)
-	}
-	<-ch // the subscription saw the commit
-	ctx, cancelCtx := context.WithTimeout(bg, 20*time.Millisecond)
-	defer cancelCtx()
-	if _, err := db.WaitForChange(ctx, 1); err != context.DeadlineExceeded {
-		t.Fatalf("wait with no change: %v", err)
-	}
-	// Local docs do not wake the feed.
-	put(t, db, "_local/x", "", `{}`)
-	if s, _ := db.WaitForChange(bg, 0); s != 1 {
-		t.Fatalf("update seq %d", s)
 	}
 }
 

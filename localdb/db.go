@@ -43,10 +43,14 @@ type DB struct {
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed
 
-	lmu    gosync.Mutex
-	closed bool
-	active gosync.WaitGroup // calls in flight
-	subs   gosync.WaitGroup // Subscribe goroutines
+	lmu      gosync.Mutex
+	closed   bool
+	closing  chan struct{}    // closed when Close begins
+	active   gosync.WaitGroup // calls in flight
+	subs     gosync.WaitGroup // the commit watcher
+	waiters  int              // feeds waiting for a change (watch.go)
+	watching bool             // the commit watcher runs
+	watcher  *sql.DB          // one connection, for PRAGMA data_version
 }
 
 func dsn(path string, extra string) string {
@@ -54,12 +58,18 @@ func dsn(path string, extra string) string {
 	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)" + extra
 }
 
-// Open opens the database file at path, creating it (with a new UUID) if it
-// does not exist, and brings its schema up to date. A file written by a
-// newer version of Settee gives an error.
+// Open opens the Settee store at path, creating it (with a new UUID) if
+// the file does not exist or is empty, unless opts.NoCreate, and brings
+// its schema up to date. It refuses, with an *OpenError and without
+// changing the file, a path it cannot use (a missing directory, a
+// directory, no permission), another program's file (ErrNotStore) and a
+// store written by a newer Settee (ErrNewerStore).
 func Open(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if _, err := checkPath(path, opts.NoCreate); err != nil {
+		return nil, err
 	}
 	readConns := opts.ReadConns
 	if readConns <= 0 {
@@ -73,17 +83,34 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}), staging: make(map[string]bool)}
+	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
+		closing: make(chan struct{}), staging: make(map[string]bool)}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		var oe *OpenError
+		if errors.As(err, &oe) {
+			return nil, err
+		}
+		return nil, &OpenError{path, err.Error(), err}
 	}
 	r, err := sqlx.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// The watcher's connection opens on first use (a followed feed).
+	wc, err := sql.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	wc.SetMaxOpenConns(1)
+	wc.SetMaxIdleConns(1)
+	wc.SetConnMaxLifetime(0)
+	wc.SetConnMaxIdleTime(0)
+	db.watcher = wc
 	r.SetMaxOpenConns(readConns)
 	r.SetMaxIdleConns(readConns)
 	db.reader = r
@@ -91,6 +118,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	for _, q := range readQueries {
 		s, err := r.PrepareContext(ctx, q)
 		if err != nil {
+			wc.Close()
 			r.Close()
 			w.Close()
 			return nil, fmt.Errorf("open %s: prepare %q: %w", path, q, err)
@@ -101,6 +129,9 @@ func Open(path string, opts *Options) (*DB, error) {
 }
 
 func (db *DB) init(ctx context.Context, opts *Options) error {
+	if _, err := checkOwner(ctx, db.writer.DB, db.path, opts.NoCreate); err != nil {
+		return err
+	}
 	var mode string
 	if err := db.writer.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return fmt.Errorf("set WAL: %w", err)
@@ -212,9 +243,10 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
+	close(db.closing)
 	db.lmu.Unlock()
 	db.active.Wait()
-	db.broadcast() // wake waiters and subscriptions so they see the close
+	db.broadcast() // wake the feeds' waits so they see the close
 	db.subs.Wait()
 	var errs []error
 	db.wmu.Lock()
@@ -226,7 +258,7 @@ func (db *DB) Close() error {
 	for _, s := range db.rstmts {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, db.reader.Close(), db.writer.Close())
+	errs = append(errs, db.watcher.Close(), db.reader.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }
 

@@ -42,8 +42,8 @@ func TestReopenKeepsUUIDAndData(t *testing.T) {
 	if db.UUID() != uuid || len(uuid) != 32 || db.RevsLimit() != 7 || db.Path() != path {
 		t.Fatalf("uuid %s vs %s, revs limit %d", db.UUID(), uuid, db.RevsLimit())
 	}
-	if s, _ := db.WaitForChange(bg, 0); s != 1 {
-		t.Fatalf("update seq after reopen %d", s)
+	if info, err := db.Info(bg); err != nil || info.UpdateSeq != 1 {
+		t.Fatalf("update seq after reopen %+v %v", info, err)
 	}
 	if _, err := db.Get(bg, "a", localdb.GetOptions{}); err != nil {
 		t.Fatal(err)
@@ -69,9 +69,13 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
+	before := fileState(t, path)
 	_, err = localdb.Open(path, nil)
-	if err == nil || !strings.Contains(err.Error(), "newer") {
+	if !errors.Is(err, localdb.ErrNewerStore) || !strings.Contains(err.Error(), "newer") {
 		t.Fatalf("open of a newer schema: %v", err)
+	}
+	if after := fileState(t, path); after != before {
+		t.Fatal("the refused file changed")
 	}
 }
 
@@ -104,20 +108,9 @@ func TestConcurrent(t *testing.T) {
 	}
 	followed := make(chan int64, 1)
 	go func() {
-		var since int64
-		for {
-			s, err := db.WaitForChange(ctx, since)
-			if err != nil {
-				followed <- since
-				return
-			}
-			last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, AllDocs: true}, func(*localdb.Change) error { return nil })
-			if err != nil {
-				followed <- since
-				return
-			}
-			since = max(last, s)
-		}
+		since, _ := db.Follow(ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous,
+			ChangesOptions: localdb.ChangesOptions{AllDocs: true}}, func(*localdb.Change) error { return nil })
+		followed <- since
 	}()
 	for r := 0; r < 2; r++ {
 		wg.Add(1)

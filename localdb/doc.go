@@ -10,8 +10,8 @@
 // mode, never wait for the writer. OpenRevsBatch reads many documents per
 // read transaction, for replications reading this store. Close waits for
 // the calls in flight.
-// WaitForChange and Subscribe are woken by commits made through this DB
-// value: open a file once per process.
+// Follow, the changes feed's one follower, wakes for commits made through
+// any connection to the file, from this process or another.
 //
 // # Storage
 //

@@ -1,5 +1,7 @@
 package localdb
 
+import "context"
+
 // SetBatchBytes changes OpenRevsBatch's group bound for a test and returns
 // a function restoring it.
 func SetBatchBytes(n int) (restore func()) {
@@ -7,3 +9,6 @@ func SetBatchBytes(n int) (restore func()) {
 	batchBytes = n
 	return func() { batchBytes = old }
 }
+
+// DataVersion exposes the commit watcher's check for its benchmark.
+func (db *DB) DataVersion(ctx context.Context) (int64, error) { return db.dataVersion(ctx) }

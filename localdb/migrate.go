@@ -68,10 +68,19 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("read schema version: %w", err)
 	}
 	if v > len(ms) {
-		return fmt.Errorf("database schema version %d is newer than this program supports (%d): upgrade Settee", v, len(ms))
+		return fmt.Errorf("schema version %d is newer than this Settee supports (%d): upgrade Settee: %w", v, len(ms), ErrNewerStore)
 	}
-	if v == len(ms) {
+	var appID int
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return fmt.Errorf("read application_id: %w", err)
+	}
+	if v == len(ms) && appID == ApplicationID {
 		return nil
+	}
+	if appID != ApplicationID { // a new store, or one made before they were marked
+		if _, err := tx.ExecContext(ctx, "PRAGMA application_id = "+strconv.Itoa(ApplicationID)); err != nil {
+			return fmt.Errorf("mark the store: %w", err)
+		}
 	}
 	for _, m := range ms[v:] {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {

@@ -11,6 +11,10 @@ type Options struct {
 	RevsLimit int
 	// ReadConns is the size of the read-only connection pool. Default 4.
 	ReadConns int
+	// NoCreate makes Open refuse a path that holds no store yet (a
+	// missing or empty file) with ErrNoStore instead of creating one: for
+	// tools that only read, so that a typo creates nothing.
+	NoCreate bool
 }
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.
@@ -82,7 +86,9 @@ type ChangesOptions struct {
 	Filter func(doc *couchdoc.Doc) bool
 }
 
-// Change is one row of the store's changes feed.
+// Change is one row of the store's changes feed. Its JSON (MarshalJSON)
+// is CouchDB's changes row, the one every adapter sends: {"seq":N,"id":
+// "...","changes":[{"rev":"..."}],"deleted":true,"doc":{...}}.
 type Change struct {
 	Seq     int64
 	ID      string

@@ -63,8 +63,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	if w.fed {
-		db.updateSeq.Store(w.seq)
-		db.broadcast()
+		db.noteSeq(w.seq)
 	}
 	return nil
 }

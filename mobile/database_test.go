@@ -303,6 +303,24 @@ func TestChangeListenerTokens(t *testing.T) {
 	}
 }
 
+// TestListenerHearsOtherWriters: a change listener hears writes made
+// through another Database on the same file (a share extension, a
+// background service), not only its own.
+func TestListenerHearsOtherWriters(t *testing.T) {
+	d := openTest(t)
+	other, err := Open(d.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	c := make(chan string, 10)
+	must(d.AddChangeListener(listenerFunc(func(js string) { c <- js })))
+	must(other.Put(`{"_id":"from-other"}`))
+	if row := mustJSON(t, waitFor(t, c)); row["id"] != "from-other" {
+		t.Fatalf("change = %v", row)
+	}
+}
+
 func TestPanickingListener(t *testing.T) {
 	d := openTest(t)
 	l := useLogger(t, LevelError)

@@ -32,18 +32,22 @@ func (d *Database) AddChangeListener(l ChangeListener) (token int64, err error) 
 	if d.closed {
 		return 0, errClosed
 	}
-	d.nextToken++
-	d.listeners[d.nextToken] = l
 	if d.watchCancel == nil {
+		info, err := d.db.Info(d.ctx) // the file's head, other writers included
+		if err != nil {
+			return 0, err
+		}
+		since := info.UpdateSeq
 		ctx, cancel := context.WithCancel(d.ctx)
 		d.watchCancel = cancel
-		since := d.db.UpdateSeq()
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			d.watch(ctx, since)
 		}()
 	}
+	d.nextToken++
+	d.listeners[d.nextToken] = l
 	return d.nextToken, nil
 }
 
@@ -60,39 +64,26 @@ func (d *Database) RemoveChangeListener(token int64) {
 	}
 }
 
-// watch waits for the store's update sequence to move past since and
-// hands the new changes rows to the listeners, until ctx is done.
+// watch follows the store's feed after since (localdb.Follow, which sees
+// every writer of the file) and hands each row to the listeners, until
+// ctx is done.
 func (d *Database) watch(ctx context.Context, since int64) {
 	defer recoverLog("change watcher")
-	for {
-		if _, err := d.db.WaitForChange(ctx, since); err != nil {
-			if ctx.Err() == nil && !errors.Is(err, localdb.ErrClosed) {
-				logf(LevelError, "change watcher: %v", err)
-			}
-			return
+	_, err := d.db.Follow(ctx, since, localdb.FollowOptions{Feed: localdb.FeedContinuous}, func(c *localdb.Change) error {
+		if ctx.Err() != nil {
+			return ctx.Err() // removed listeners hear nothing more
 		}
-		last, err := d.db.Changes(ctx, localdb.ChangesOptions{Since: since}, func(c *localdb.Change) error {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			js, err := marshal(toChangeRow(c))
-			if err != nil {
-				return err
-			}
-			for _, l := range d.listenerSnapshot() {
-				callListener(l, js)
-			}
-			return nil
-		})
+		js, err := marshal(c)
 		if err != nil {
-			if ctx.Err() == nil {
-				logf(LevelError, "change watcher: %v", err)
-			}
-			return
+			return err
 		}
-		if last > since {
-			since = last
+		for _, l := range d.listenerSnapshot() {
+			callListener(l, js)
 		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil && !errors.Is(err, localdb.ErrClosed) {
+		logf(LevelError, "change watcher: %v", err)
 	}
 }
 

@@ -84,30 +84,9 @@ func (d *Database) AllDocs(optionsJSON string) (resultJSON string, err error) {
 	return marshal(res)
 }
 
-// changeRow is one row of a changes feed in CouchDB's JSON shape; it is
-// also what ChangeListener.OnChange receives.
-type changeRow struct {
-	Seq     int64       `json:"seq"`
-	ID      string      `json:"id"`
-	Changes []changeRev `json:"changes"`
-	Deleted bool        `json:"deleted,omitempty"`
-}
-
-type changeRev struct {
-	Rev string `json:"rev"`
-}
-
-func toChangeRow(c *localdb.Change) changeRow {
-	row := changeRow{Seq: c.Seq, ID: c.ID, Deleted: c.Deleted, Changes: make([]changeRev, len(c.Revs))}
-	for i, r := range c.Revs {
-		row.Changes[i] = changeRev{Rev: r}
-	}
-	return row
-}
-
 type changesResult struct {
-	Results []changeRow `json:"results"`
-	LastSeq int64       `json:"last_seq"`
+	Results []*localdb.Change `json:"results"` // CouchDB's rows
+	LastSeq int64             `json:"last_seq"`
 }
 
 // Changes returns the changes after sequence since (0 for all), at most
@@ -119,9 +98,9 @@ func (d *Database) Changes(since, limit int64) (resultJSON string, err error) {
 	if err := d.check(); err != nil {
 		return "", err
 	}
-	res := changesResult{Results: []changeRow{}}
+	res := changesResult{Results: []*localdb.Change{}}
 	res.LastSeq, err = d.db.Changes(d.ctx, localdb.ChangesOptions{Since: since, Limit: int(limit)}, func(c *localdb.Change) error {
-		res.Results = append(res.Results, toChangeRow(c))
+		res.Results = append(res.Results, c)
 		return nil
 	})
 	if err != nil {

@@ -101,7 +101,12 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 	}
 	updateSeq := ""
 	if q := newQuery(r.URL); q.bool("update_seq") {
-		updateSeq = `,"update_seq":` + strconv.FormatInt(db.UpdateSeq(), 10)
+		info, err := db.Info(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		updateSeq = `,"update_seq":` + strconv.FormatInt(info.UpdateSeq, 10)
 	}
 	noRows := o.Limit < 0
 	if noRows {

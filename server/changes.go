@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	gosync "sync"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -146,8 +147,10 @@ func parseSeq(s string) (int64, error) {
 }
 
 // feedWriter writes rows of a normal/longpoll feed ({"results":[...]}) or
-// of a continuous feed (one JSON object per line).
+// of a continuous feed (one JSON object per line). Its methods may be
+// called from the feed and from the heartbeat goroutine: mu orders them.
 type feedWriter struct {
+	mu         gosync.Mutex
 	w          http.ResponseWriter
 	continuous bool
 	// eventsource writes continuous rows as server-sent events.
@@ -155,12 +158,13 @@ type feedWriter struct {
 	// etag, for a normal feed, identifies its answer (CouchDB sends one).
 	etag string
 	// inline, when set, rereads a row's document with attachment bodies.
-	inline  func(*couchdoc.Doc) (*couchdoc.Doc, error)
-	started bool
-	rows    int
-	err     error
+	inline func(*couchdoc.Doc) (*couchdoc.Doc, error)
 	// pending counts the changes after a seq, for the closing line.
 	pending func(seq int64) int64
+	started bool
+	rows    int
+	wrote   bool // a row or heartbeat since the last heartbeat tick
+	err     error
 }
 
 func (f *feedWriter) start() {
@@ -198,41 +202,13 @@ func (f *feedWriter) flush() {
 }
 
 func (f *feedWriter) row(c *localdb.Change) error {
-	f.start()
-	row := couchdoc.Change{
-		Seq:     json.RawMessage(strconv.FormatInt(c.Seq, 10)),
-		ID:      c.ID,
-		Deleted: c.Deleted,
-		Changes: make([]couchdoc.ChangeRev, len(c.Revs)),
-	}
-	for i, rev := range c.Revs {
-		row.Changes[i].Rev = rev
-	}
-	if c.Doc != nil {
-		doc := c.Doc
-		if f.inline != nil && len(doc.Attachments) > 0 {
-			full, err := f.inline(doc)
-			if err != nil {
-				return err
-			}
-			defer closeBodies(full)
-			var buf bytes.Buffer
-			if err := writeDocJSON(&buf, full); err != nil {
-				return err
-			}
-			row.Doc = buf.Bytes()
-		} else {
-			b, err := doc.MarshalJSON()
-			if err != nil {
-				return err
-			}
-			row.Doc = b
-		}
-	}
-	b, err := jsonMarshal(row)
+	b, err := f.encode(c)
 	if err != nil {
 		return err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.start()
 	if !f.continuous && f.rows > 0 {
 		f.write([]byte(",\n"))
 	}
@@ -245,10 +221,45 @@ func (f *feedWriter) row(c *localdb.Change) error {
 		f.flush()
 	}
 	f.rows++
+	f.wrote = true
 	return f.err
 }
 
+// encode is a row's JSON; with attachments=true its document is read
+// again with the attachment bodies inline.
+func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
+	if f.inline == nil || c.Doc == nil || len(c.Doc.Attachments) == 0 {
+		return jsonMarshal(c)
+	}
+	full, err := f.inline(c.Doc)
+	if err != nil {
+		return nil, err
+	}
+	defer closeBodies(full)
+	bare := *c
+	bare.Doc = nil
+	b, err := jsonMarshal(&bare)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Write(bytes.TrimSuffix(bytes.TrimRight(b, "\n"), []byte("}")))
+	buf.WriteString(`,"doc":`)
+	if err := writeDocJSON(&buf, full); err != nil {
+		return nil, err
+	}
+	buf.WriteString("}")
+	return buf.Bytes(), nil
+}
+
+// heartbeat writes a newline unless a row went out since the last call.
 func (f *feedWriter) heartbeat() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.wrote {
+		f.wrote = false
+		return
+	}
 	if f.continuous {
 		f.start()
 	} else if !f.started {
@@ -267,7 +278,17 @@ func (f *feedWriter) heartbeat() {
 	f.flush()
 }
 
+// begin sends a continuous feed's headers at once, as CouchDB does.
+func (f *feedWriter) begin() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.start()
+	f.flush()
+}
+
 func (f *feedWriter) end(lastSeq int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.start()
 	if f.eventsource {
 		f.flush() // an event stream just ends
@@ -286,7 +307,16 @@ func (f *feedWriter) end(lastSeq int64) {
 	f.flush()
 }
 
-// serveChanges is GET|POST /{db}/_changes.
+func (f *feedWriter) isStarted() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.started
+}
+
+var feedKinds = map[string]localdb.Feed{"normal": localdb.FeedNormal, "longpoll": localdb.FeedLongpoll, "continuous": localdb.FeedContinuous, "eventsource": localdb.FeedContinuous}
+
+// serveChanges is GET|POST /{db}/_changes: localdb.Follow, with the
+// heartbeats of a longpoll or continuous feed written alongside.
 func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
 	if r.Method != http.MethodGet && r.Method != http.MethodPost && r.Method != http.MethodHead {
 		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
@@ -298,13 +328,14 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		return
 	}
 	ctx := r.Context()
+	since := p.opts.Since
 	if p.sinceNow {
 		info, err := db.Info(ctx)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		p.opts.Since = info.UpdateSeq
+		since = info.UpdateSeq
 	}
 	if p.ddocFilter != "" {
 		s.writeError(w, r, ddocFilterError(ctx, db, p.ddocFilter))
@@ -317,124 +348,66 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		}
 	}
 	if p.feed == "normal" {
-		f.etag = feedETag(db.UpdateSeq(), r.URL.RawQuery)
+		info, err := db.Info(ctx)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		f.etag = feedETag(info.UpdateSeq, r.URL.RawQuery)
 	}
 	f.pending = func(seq int64) int64 {
 		// A count that fails leaves 0: the rows already went out.
 		n, _ := db.PendingChanges(ctx, seq)
 		return n
 	}
-	if p.feed == "normal" {
-		last, err := db.Changes(ctx, p.opts, f.row)
-		if err != nil {
-			s.feedError(w, r, f, err)
-			return
-		}
-		f.end(max(last, p.opts.Since))
-		return
+	if f.continuous {
+		f.begin()
 	}
-	s.followFeed(ctx, w, r, db, p, f)
-}
-
-// followFeed runs a longpoll or continuous feed: rows since the cursor,
-// then wait (WaitForChange, no polling) with heartbeats until a change,
-// the timeout, the limit or the end of the request.
-func (s *Server) followFeed(ctx context.Context, w http.ResponseWriter, r *http.Request, db *localdb.DB, p *feedParams, f *feedWriter) {
-	since, woke := p.opts.Since, int64(0)
-	limit := p.opts.Limit
-	var deadline time.Time
-	if p.timeout > 0 {
-		deadline = time.Now().Add(p.timeout)
-	}
-	p.opts.Descending = false
-	for {
-		opts := p.opts
-		opts.Since = since
-		if limit > 0 {
-			opts.Limit = limit - f.rows
-		}
-		rows := f.rows
-		last, err := db.Changes(ctx, opts, f.row)
-		if err != nil {
-			s.feedError(w, r, f, err)
-			return
-		}
-		if f.rows > rows && p.timeout > 0 {
-			// As CouchDB, the timeout counts from the last change sent.
-			deadline = time.Now().Add(p.timeout)
-		}
-		if limit > 0 && f.rows >= limit {
-			f.end(max(since, last))
-			return
-		}
-		// This scan ran after woke was seen, so it covered at least up to
-		// woke even if its filter kept no row: never wake twice for it.
-		since = max(since, last, woke)
-		if p.feed == "longpoll" && f.rows > 0 {
-			f.end(since)
-			return
-		}
+	stop := f.heartbeats(p.heartbeat)
+	last, err := db.Follow(ctx, since, localdb.FollowOptions{ChangesOptions: p.opts, Feed: feedKinds[p.feed], Timeout: p.timeout}, f.row)
+	stop()
+	switch {
+	case err == nil:
+		f.end(last)
+	case ctx.Err() != nil:
 		if f.continuous {
-			f.start()
-			f.flush()
+			f.end(last) // best effort on shutdown
 		}
-		woke, err = s.waitChange(ctx, db, p, f, since, deadline)
-		if err != nil {
-			if errors.Is(err, errFeedTimeout) {
-				f.end(since)
-			} else if ctx.Err() != nil {
-				if f.continuous && f.started {
-					f.end(since) // best effort on shutdown
-				}
-			} else {
-				s.feedError(w, r, f, err)
-			}
-			return
-		}
+	default:
+		s.feedError(w, r, f, err)
 	}
 }
 
-var errFeedTimeout = errors.New("feed timeout")
-
-// waitChange blocks until the update seq passes since, writing
-// heartbeats; errFeedTimeout when the deadline passes first.
-func (s *Server) waitChange(ctx context.Context, db *localdb.DB, p *feedParams, f *feedWriter, since int64, deadline time.Time) (int64, error) {
-	for {
-		wait := p.heartbeat
-		if !deadline.IsZero() {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return 0, errFeedTimeout
-			}
-			if wait == 0 || left < wait {
-				wait = left
-			}
-		}
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		upd, err := db.WaitForChange(wctx, since)
-		cancel()
-		if err == nil {
-			return upd, nil
-		}
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			return 0, err
-		}
-		if p.heartbeat > 0 {
-			f.heartbeat()
-			if f.err != nil {
-				return 0, f.err
+// heartbeats writes a newline every d while the feed has nothing to send,
+// until the returned stop is called; d == 0 writes none.
+func (f *feedWriter) heartbeats(d time.Duration) (stop func()) {
+	if d <= 0 {
+		return func() {}
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				f.heartbeat()
 			}
 		}
+	}()
+	return func() {
+		close(done)
+		<-ended
 	}
 }
 
 // feedError reports an error before the answer started, or cuts the
 // stream after (the client sees a truncated body, as with CouchDB).
 func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter, err error) {
-	if !f.started {
+	if !f.isStarted() {
 		s.writeError(w, r, err)
 		return
 	}

@@ -15,7 +15,9 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
-const dbFileExt = ".sqlite"
+// dbFileExts are the extensions of the store files of a DataDir, in the
+// order a name's file is looked for; the first is given to new databases.
+var dbFileExts = []string{".db", ".sqlite"}
 
 // errNoDB is CouchDB's answer for a missing database.
 var errNoDB = couchdoc.Errorf(couchdoc.ErrNotFound, "Database does not exist.")
@@ -45,12 +47,22 @@ func validateDBName(name string) error {
 	return nil
 }
 
-// file returns the SQLite file of a database.
+// file returns the SQLite file of a database: in a DataDir, NAME.db or
+// else NAME.sqlite if that one exists.
 func (g *registry) file(name string) string {
 	if g.cfg.DBPath != "" {
 		return g.cfg.DBPath
 	}
-	return filepath.Join(g.cfg.DataDir, strings.ReplaceAll(name, "/", "%2F")+dbFileExt)
+	base := filepath.Join(g.cfg.DataDir, strings.ReplaceAll(name, "/", "%2F"))
+	for _, ext := range dbFileExts[1:] {
+		if _, err := os.Stat(base + dbFileExts[0]); err == nil {
+			break
+		}
+		if _, err := os.Stat(base + ext); err == nil {
+			return base + ext
+		}
+	}
+	return base + dbFileExts[0]
 }
 
 // get returns an existing database, opening it if needed; errNoDB if it
@@ -81,7 +93,7 @@ func (g *registry) get(ctx context.Context, name string) (*localdb.DB, error) {
 func (g *registry) openLocked(name string) (*localdb.DB, error) {
 	db, err := localdb.Open(g.file(name), g.cfg.DBOptions)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", name, err)
+		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
 	g.dbs[name] = db
 	return db, nil
@@ -166,14 +178,18 @@ func (g *registry) names() ([]string, error) {
 		return nil, fmt.Errorf("list databases: %w", err)
 	}
 	names := []string{}
+	seen := map[string]bool{}
 	for _, e := range entries {
-		n, ok := strings.CutSuffix(e.Name(), dbFileExt)
-		if !ok || e.IsDir() {
-			continue
-		}
-		n = strings.ReplaceAll(n, "%2F", "/")
-		if validateDBName(n) == nil {
-			names = append(names, n)
+		for _, ext := range dbFileExts {
+			n, ok := strings.CutSuffix(e.Name(), ext)
+			if !ok || e.IsDir() {
+				continue
+			}
+			n = strings.ReplaceAll(n, "%2F", "/")
+			if validateDBName(n) == nil && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
 		}
 	}
 	sort.Strings(names)

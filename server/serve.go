@@ -2,12 +2,19 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/settee/settee/localdb"
 )
+
+// ErrTLS: the TLS certificate or key cannot be loaded.
+var ErrTLS = errors.New("TLS certificate")
 
 // ErrInsecure refuses to serve an admin party beyond the loopback address.
 var ErrInsecure = errors.New("server: refusing to listen on a non-loopback address without users")
@@ -74,7 +81,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() {
-		if s.cfg.TLSCertFile != "" {
+		if s.tlsCert != nil {
+			hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*s.tlsCert}}
+			errc <- hs.ServeTLS(l, "", "")
+		} else if s.cfg.TLSCertFile != "" {
 			errc <- hs.ServeTLS(l, s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
 		} else {
 			errc <- hs.Serve(l)
@@ -108,4 +118,43 @@ func Run(ctx context.Context, cfg Config) error {
 		err = cerr
 	}
 	return err
+}
+
+// Open opens now what the server would open on first use (the single
+// database, or every database file of DataDir) and loads the TLS
+// certificate, so that a setup that cannot work fails before anything
+// says it serves. It returns the names of the databases.
+func (s *Server) Open(ctx context.Context) ([]string, error) {
+	if s.cfg.TLSCertFile != "" {
+		cert, err := tls.LoadX509KeyPair(s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTLS, err)
+		}
+		s.tlsCert = &cert
+	}
+	if s.cfg.DataDir != "" {
+		st, err := os.Stat(s.cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data directory: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("data directory %s is not a directory", s.cfg.DataDir)
+		}
+	}
+	names, err := s.dbs.names()
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := s.dbs.get(ctx, name); err != nil {
+			if s.cfg.DBPath != "" {
+				var oe *localdb.OpenError
+				if errors.As(err, &oe) {
+					return nil, oe // the path is in it; no need for the name
+				}
+			}
+			return nil, err
+		}
+	}
+	return names, nil
 }

@@ -8,6 +8,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"io"
@@ -32,12 +33,13 @@ type Config struct {
 	Addr string
 
 	// DataDir holds one SQLite file per database, named after the database
-	// ("a/b" is stored as "a%2Fb.sqlite"). Databases are created and
-	// deleted with PUT and DELETE /{db}.
+	// ("a/b" is stored as "a%2Fb.db"; NAME.sqlite files are served too).
+	// Databases are created and deleted with PUT and DELETE /{db}.
 	DataDir string
 	// DBPath serves a single database from one SQLite file under the name
 	// DBName (default "settee"); it can be neither created nor deleted
-	// over HTTP. The file is created on first use if missing.
+	// over HTTP. The file is created on first use if missing, unless
+	// DBOptions.NoCreate.
 	DBPath string
 	DBName string
 	// DBOptions are passed to localdb.Open.
@@ -92,6 +94,7 @@ type Server struct {
 	uuid   string
 	start  string
 
+	tlsCert  *tls.Certificate // loaded by Open
 	uuidOnce sync.Once
 	randUUID string
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"io"
-	"time"
 
 	"github.com/settee/settee/localdb"
 )
@@ -19,19 +16,6 @@ changes until Ctrl-C.`,
   settee changes notes.db --since 42 --include-docs
   settee changes notes.db --all-leaves --follow`,
 	exits: true,
-}
-
-// changeRow is one row of the feed as CouchDB prints it.
-type changeRow struct {
-	Seq     int64           `json:"seq"`
-	ID      string          `json:"id"`
-	Changes []revObj        `json:"changes"`
-	Deleted bool            `json:"deleted,omitempty"`
-	Doc     json.RawMessage `json:"doc,omitempty"`
-}
-
-type revObj struct {
-	Rev string `json:"rev"`
 }
 
 func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
@@ -55,49 +39,15 @@ func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	}
 	defer closeStore(db, &err)
 
-	opts := localdb.ChangesOptions{Since: *since, Limit: *limit, Descending: *descending,
-		AllDocs: *allLeaves, IncludeDocs: *includeDocs, Conflicts: *includeDocs}
-	emit := func(c *localdb.Change) error {
-		row := changeRow{Seq: c.Seq, ID: c.ID, Deleted: c.Deleted}
-		for _, r := range c.Revs {
-			row.Changes = append(row.Changes, revObj{r})
-		}
-		if c.Doc != nil {
-			b, err := docJSON(c.Doc)
-			if err != nil {
-				return err
-			}
-			row.Doc = b
-		}
-		return writeLine(stdout, row)
+	opts := localdb.FollowOptions{ChangesOptions: localdb.ChangesOptions{Limit: *limit, Descending: *descending,
+		AllDocs: *allLeaves, IncludeDocs: *includeDocs, Conflicts: *includeDocs}}
+	if *follow {
+		opts.Feed = localdb.FeedContinuous
 	}
-	last, err := db.Changes(ctx, opts, emit)
-	if err != nil {
+	emit := func(c *localdb.Change) error { return writeLine(stdout, c) }
+	last, err := db.Follow(ctx, *since, opts, emit)
+	if err != nil && !(*follow && ctx.Err() != nil) { // Ctrl-C ends a followed feed normally
 		return err
-	}
-	for *follow && ctx.Err() == nil {
-		if last < opts.Since {
-			last = opts.Since
-		}
-		// WaitForChange wakes on this process's writes only; the store may
-		// be written by another process (settee put, an app), so look
-		// again at least every second.
-		wctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := db.WaitForChange(wctx, last)
-		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-			return err
-		}
-		if ctx.Err() != nil {
-			break // Ctrl-C ends a followed feed normally
-		}
-		opts.Since = last
-		if last, err = db.Changes(ctx, opts, emit); err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			return err
-		}
 	}
 	return writeLine(stdout, map[string]int64{"last_seq": last})
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/settee/settee/couchdoc"
 )
 
 func TestHelpAndVersion(t *testing.T) {
@@ -72,12 +74,16 @@ func TestLocalStore(t *testing.T) {
 		t.Fatalf("delete = %+v", del)
 	}
 	failsWith(t, cli(t, nil, "get", db, "todo"), exitNotFound)
+	ok(t, "put", db, "_local/cp", `{"seq":1}`)
+	if out := ok(t, "delete", db, "_local/cp"); strings.TrimSpace(out) != `{"ok":true,"id":"_local/cp","rev":"0-0"}` {
+		t.Errorf("delete of a _local doc = %s", out) // CouchDB's answer
+	}
 
 	rows := strings.Split(strings.TrimSpace(ok(t, "changes", db, "--include-docs")), "\n")
 	if len(rows) != 3 || !strings.Contains(rows[2], `"last_seq"`) {
 		t.Fatalf("changes:\n%s", strings.Join(rows, "\n"))
 	}
-	var row changeRow
+	var row couchdoc.Change
 	mustJSON(t, rows[1], &row)
 	if row.ID != "todo" || !row.Deleted {
 		t.Errorf("changes row 2 = %+v", row)

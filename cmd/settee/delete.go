@@ -28,6 +28,9 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return helpOK(err)
 	}
 	id := pos[1]
+	if err := checkRev("--rev", *rev, id); err != nil {
+		return err
+	}
 	db, err := openStore(pos[0], false)
 	if err != nil {
 		return err
@@ -46,7 +49,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		if err := db.DeleteLocal(ctx, id, r); err != nil {
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
-		return writeLine(stdout, okResult{true, id, ""})
+		return writeLine(stdout, okResult{true, id, "0-0"}) // CouchDB's answer
 	}
 	r := *rev
 	if r == "" {

@@ -132,11 +132,18 @@ func (d *demo) run(ctx context.Context) error {
 		d.authors[rev] = e.dev.name
 		d.printf("   %-6s shopping is now %s %s\n", e.dev.name+":", short(rev), e.body[strings.Index(e.body, "["):len(e.body)-1])
 	}
-	if err := d.bob.put(ctx, "recipe", `{"type":"note","text":"pancakes: eggs, milk, flour"}`); err != nil {
-		return err
-	}
-	if err := d.alice.put(ctx, "todo", `{"type":"todo","text":"water the plants","done":true}`); err != nil {
-		return err
+	for _, e := range []struct {
+		dev       *device
+		id, body  string
+		whatItDid string
+	}{
+		{d.bob, "recipe", `{"type":"note","text":"pancakes: eggs, milk, flour"}`, "adds recipe"},
+		{d.alice, "todo", `{"type":"todo","text":"water the plants","done":true}`, "ticks todo off"},
+	} {
+		if err := e.dev.put(ctx, e.id, e.body); err != nil {
+			return err
+		}
+		d.printf("   %-6s %s %s\n", e.dev.name+":", e.whatItDid, e.body)
 	}
 
 	d.printf("\n4. Back online, each syncs with the hub (alice, bob, alice again)\n")
@@ -144,6 +151,16 @@ func (d *demo) run(ctx context.Context) error {
 		if err := d.sync(ctx, dev); err != nil {
 			return err
 		}
+	}
+	for _, e := range []struct {
+		dev *device
+		id  string
+	}{{d.alice, "recipe"}, {d.bob, "todo"}} {
+		doc, err := e.dev.db.Get(ctx, e.id, localdb.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", e.dev.name, e.id, err)
+		}
+		d.printf("   %-6s has %s %s\n", e.dev.name+":", e.id, body(doc))
 	}
 	if err := d.showConflict(ctx, "shopping"); err != nil {
 		return err
@@ -169,7 +186,7 @@ func (d *demo) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.printf("   %-6s sees %s %s, %d conflicts\n", dev.name+":", short(doc.Rev), body(doc), len(doc.Conflicts))
+		d.printf("   %-6s sees %s %s, %s\n", dev.name+":", short(doc.Rev), body(doc), plural(len(doc.Conflicts), "conflict"))
 	}
 	return d.summary(ctx)
 }
@@ -216,8 +233,8 @@ func (d *demo) sync(ctx context.Context, dev *device) error {
 	}
 	dev.up += res.Push.Stats.DocsWritten
 	dev.down += res.Pull.Stats.DocsWritten
-	d.printf("   %-6s synced: %d up, %d down (%d requests)\n", dev.name+":",
-		res.Push.Stats.DocsWritten, res.Pull.Stats.DocsWritten, dev.hub.Stats().Requests-before)
+	d.printf("   %-6s synced: %d up, %d down (%s)\n", dev.name+":",
+		res.Push.Stats.DocsWritten, res.Pull.Stats.DocsWritten, plural(dev.hub.Stats().Requests-before, "request"))
 	return nil
 }
 
@@ -265,7 +282,7 @@ func (d *demo) summary(ctx context.Context) error {
 	}
 	d.printf("\n6. What crossed the wire\n")
 	for _, dev := range []*device{d.alice, d.bob} {
-		d.printf("   %-6s %d docs up, %d down; %s\n", dev.name+":", dev.up, dev.down, wireSummary(dev.hub.Stats()))
+		d.printf("   %-6s %s up, %d down; %s\n", dev.name+":", plural(dev.up, "doc"), dev.down, wireSummary(dev.hub.Stats()))
 	}
 	ids := map[string]bool{}
 	for _, l := range want {
@@ -325,6 +342,7 @@ func (d *demo) close(errp *error) {
 	if !d.keep {
 		d.printf(" Files removed (settee demo --keep DIR keeps them).\n")
 	} else {
-		d.printf(" Files kept in %s: try settee conflicts %s\n", d.dir, filepath.Join(d.dir, "bob.db"))
+		d.printf(" Files kept in %s: try\n   settee get %s shopping --revs\n   settee serve %s\n",
+			d.dir, filepath.Join(d.dir, "bob.db"), filepath.Join(d.dir, "hub.db"))
 	}
 }

@@ -35,6 +35,9 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 		return helpOK(err)
 	}
 	path, id := pos[0], pos[1]
+	if err := checkRev("--rev", *rev, id); err != nil {
+		return err
+	}
 	db, err := openStore(path, false)
 	if err != nil {
 		return err

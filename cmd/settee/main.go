@@ -94,8 +94,11 @@ Commands:`)
 Run "settee COMMAND --help" for a command's flags and examples.
 
 Try it:
-  settee demo                                  # a hub and two devices, in a temp dir
-  settee sync notes.db http://admin@127.0.0.1:5984/notes
+  settee demo --keep /tmp/demo                 # a hub and two devices; keeps their stores
+  settee serve /tmp/demo/hub.db &              # http://127.0.0.1:5984/hub
+  settee pull mine.db http://127.0.0.1:5984/hub
+  settee get mine.db shopping
+A CouchDB with a user: SETTEE_USER=alice SETTEE_PASSWORD=... settee sync notes.db URL
 
 `+exitCodesHelp)
 }

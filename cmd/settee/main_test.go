@@ -117,7 +117,12 @@ func failsWith(t testing.TB, r result, code int, parts ...string) {
 func serveBinary(t testing.TB, target string, env []string, extra ...string) string {
 	t.Helper()
 	port := testpeer.FreePort(t)
-	args := append([]string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}, extra...)
+	if filepath.Ext(target) == "" {
+		if err := os.MkdirAll(target, 0o755); err != nil { // a directory of stores
+			t.Fatal(err)
+		}
+	}
+	args := append([]string{"serve", "--create", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}, extra...)
 	args = append(args, target)
 	cmd := exec.Command(settee, args...)
 	cmd.Env = append(cleanEnv(), env...)

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -15,24 +12,6 @@ import (
 // newLocalPeer wraps a local store as a replication peer.
 func newLocalPeer(db *localdb.DB) sync.Peer {
 	return localpeer.New(db)
-}
-
-// pollingLocalPeer is the local peer of a continuous replication run by
-// the CLI. The store's change notification only hears this process's
-// writes, while a store on disk may also be written by another process
-// (settee put, an app): so a longpoll feed with no timeout of its own
-// looks again every second instead of waiting for a wake-up that may never
-// come. The embedded peer keeps its optional capabilities (UUID, ...).
-type pollingLocalPeer struct{ *localpeer.Peer }
-
-// localPollInterval bounds how late the CLI notices another process's write.
-const localPollInterval = time.Second
-
-func (p pollingLocalPeer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
-	if opts.Feed == "longpoll" && (opts.Timeout <= 0 || opts.Timeout > localPollInterval) {
-		opts.Timeout = localPollInterval
-	}
-	return p.Peer.Changes(ctx, opts, fn)
 }
 
 // newRemotePeer returns the HTTP peer of a remote database. It counts its

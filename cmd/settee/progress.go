@@ -115,6 +115,7 @@ func (p *progress) OnEvent(ev sync.Event) {
 	}
 	prev, seen := p.last[ev.Replication]
 	p.last[ev.Replication] = ev
+	wasOffline := p.trackOffline(ev)
 	switch p.mode {
 	case modeJSON:
 		j := jsonEvent{Time: ev.Time.UTC().Format(time.RFC3339Nano), Kind: string(ev.Kind),
@@ -138,7 +139,7 @@ func (p *progress) OnEvent(ev sync.Event) {
 		}
 		_ = writeLine(p.w, j)
 	case modePlain:
-		if line, ok := p.stateLine(ev, prev, seen); ok {
+		if line, ok := p.stateLine(ev, prev, seen, wasOffline); ok {
 			fmt.Fprintln(p.w, line)
 		}
 	case modeTTY:
@@ -157,17 +158,12 @@ func (p *progress) OnEvent(ev sync.Event) {
 // a continuous replication reports its states, a one-shot one only going
 // offline. A replication retrying while offline goes through "starting"
 // and "offline" again at each attempt; that is reported once.
-func (p *progress) stateLine(ev, prev sync.Event, seen bool) (string, bool) {
+func (p *progress) stateLine(ev, prev sync.Event, seen, wasOffline bool) (string, bool) {
 	if ev.Kind != sync.EventState || seen && prev.State == ev.State || ev.State == sync.StateStopped {
 		return "", false
 	}
-	if p.offline == nil {
-		p.offline = map[string]bool{}
-	}
-	wasOffline := p.offline[ev.Replication]
 	switch ev.State {
 	case sync.StateOffline:
-		p.offline[ev.Replication] = true
 		if wasOffline {
 			return "", false
 		}
@@ -180,8 +176,6 @@ func (p *progress) stateLine(ev, prev sync.Event, seen bool) (string, bool) {
 		if wasOffline {
 			return "", false
 		}
-	default:
-		p.offline[ev.Replication] = false
 	}
 	if !p.cont {
 		return "", false
@@ -191,6 +185,26 @@ func (p *progress) stateLine(ev, prev sync.Event, seen bool) (string, bool) {
 		line += ": " + oneLine(scrub(ev.Err.Error()))
 	}
 	return line, true
+}
+
+// trackOffline records whether a direction is offline: from an offline
+// state until one other than starting (a new attempt is not a recovery).
+// It returns whether it was offline before ev.
+func (p *progress) trackOffline(ev sync.Event) bool {
+	if p.offline == nil {
+		p.offline = map[string]bool{}
+	}
+	was := p.offline[ev.Replication]
+	if ev.Kind == sync.EventState {
+		switch ev.State {
+		case sync.StateOffline:
+			p.offline[ev.Replication] = true
+		case sync.StateStarting:
+		default:
+			p.offline[ev.Replication] = false
+		}
+	}
+	return was
 }
 
 func dirPrefix(dir string) string {
@@ -210,7 +224,11 @@ func (p *progress) statusLine() string {
 	var parts []string
 	for _, d := range dirs {
 		ev := p.last[d]
-		s := fmt.Sprintf("%s%s, %d written", dirPrefix(d), ev.State, ev.Stats.DocsWritten)
+		state := string(ev.State)
+		if p.offline[d] {
+			state = "offline, retrying"
+		}
+		s := fmt.Sprintf("%s%s, %d written", dirPrefix(d), state, ev.Stats.DocsWritten)
 		if r := p.rate(d, ev.Stats.DocsWritten); r > 0 && ev.State == sync.StateActive {
 			s += fmt.Sprintf(", %.0f docs/s", r)
 		}
@@ -314,7 +332,7 @@ func (p *progress) finish(dir string, res *sync.Result, err error) {
 	if err != nil || p.cont {
 		verb = "stopped"
 	}
-	line := fmt.Sprintf("%s %s: %d docs written", dir, verb, stats.DocsWritten)
+	line := fmt.Sprintf("%s %s: %s written", dir, verb, plural(stats.DocsWritten, "doc"))
 	if stats.DocWriteFailures > 0 {
 		line += fmt.Sprintf(" (%d refused)", stats.DocWriteFailures)
 	}
@@ -351,11 +369,19 @@ func (p *progress) end(remote string, wire couch.Stats, err error) {
 
 // wireSummary formats what crossed the wire.
 func wireSummary(w couch.Stats) string {
-	s := fmt.Sprintf("%d requests, %s sent, %s received", w.Requests, humanBytes(w.BytesSent), humanBytes(w.BytesReceived))
+	s := fmt.Sprintf("%s, %s sent, %s received", plural(w.Requests, "request"), humanBytes(w.BytesSent), humanBytes(w.BytesReceived))
 	if w.Retries > 0 {
 		s += fmt.Sprintf(", %d retried", w.Retries)
 	}
 	return s
+}
+
+// plural counts things: "1 doc", "2 docs".
+func plural[N int | int64](n N, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 func humanBytes(n int64) string {

@@ -41,7 +41,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	body := pos[len(pos)-1]
 	raw, err := readJSONArg(body, os.Stdin)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", body, err)}
+		return err
 	}
 	doc, err := couchdoc.ParseDoc(raw)
 	if err != nil {
@@ -55,6 +55,9 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	}
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if err := checkRev("--rev", *rev, doc.ID); err != nil {
+		return err
 	}
 	if *rev != "" {
 		doc.Rev = *rev

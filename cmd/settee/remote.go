@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,6 +51,11 @@ func newRemote(rawURL string, f *remoteFlags, stderr io.Writer) (*remote, error)
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageErrorf("%q is not an http:// or https:// database URL", scrub(rawURL))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, usageErrorf("%s: port %s is not between 1 and 65535", scrub(rawURL), p)
+		}
 	}
 	if strings.Trim(u.Path, "/") == "" {
 		return nil, usageErrorf("%s names no database (expected http://host:port/DBNAME)", scrub(rawURL))

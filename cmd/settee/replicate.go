@@ -2,18 +2,21 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/sync"
-	"github.com/settee/settee/sync/localpeer"
 )
 
 // replFlags are the flags of pull, push and sync.
@@ -23,6 +26,7 @@ type replFlags struct {
 	filter       string
 	queryParams  listFlag
 	docIDs       string
+	docIDsSet    bool // --doc-ids was given, even empty
 	selector     string
 	createTarget bool
 	since        string
@@ -34,7 +38,10 @@ func (f *replFlags) registerOn(fs *flag.FlagSet) {
 	fs.BoolVar(&f.continuous, "continuous", false, "keep replicating new changes until Ctrl-C")
 	fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the remote (pull, and the pull of sync)")
 	fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
-	fs.StringVar(&f.docIDs, "doc-ids", "", "replicate only these comma-separated `ids`")
+	fs.Func("doc-ids", "replicate only these comma-separated `ids`", func(v string) error {
+		f.docIDs, f.docIDsSet = v, true
+		return nil
+	})
 	fs.StringVar(&f.selector, "selector", "", "replicate only the documents matching this Mango selector (`JSON`)")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
 	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
@@ -46,16 +53,22 @@ func (f *replFlags) registerOn(fs *flag.FlagSet) {
 // options converts the flags to replication options (without the peers).
 func (f *replFlags) options() (sync.Options, error) {
 	o := sync.Options{Continuous: f.continuous, CreateTarget: f.createTarget, Filter: f.filter}
-	if f.retries <= 0 {
+	switch {
+	case f.retries < 0:
+		return o, usageErrorf("--retries must be 0 (fail at once) or more, not %d", f.retries)
+	case f.retries == 0:
 		o.Retries = -1
-	} else {
+	default:
 		o.Retries = f.retries
 	}
-	if f.docIDs != "" {
+	if f.docIDsSet {
 		for _, id := range strings.Split(f.docIDs, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				o.DocIDs = append(o.DocIDs, id)
 			}
+		}
+		if len(o.DocIDs) == 0 { // would replicate everything
+			return o, usageErrorf("--doc-ids %q lists no id (give comma-separated ids, such as a,b)", f.docIDs)
 		}
 	}
 	if f.selector != "" {
@@ -204,25 +217,35 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	// replication, which retries its own check; a continuous replication
 	// started offline waits for the remote (it reports the "offline" state
 	// and retries with backoff).
-	if err := preflight(ctx, remotePeer, dir, f.createTarget); err != nil && !failure.Transient(err) && !(f.continuous && isUnreachable(err)) {
-		err = explain(dir, rem, remotePeer.String(), err, nil)
+	offline := preflight(ctx, remotePeer, dir, f.createTarget)
+	if offline != nil && rem.URL.Scheme == "http" && errors.Is(offline, couchdoc.ErrBadRequest) && speaksTLS(ctx, rem.URL) {
+		https := *rem.URL
+		https.Scheme = "https"
+		return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
+	}
+	if offline != nil && !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitUnreachable) {
+		err = explain(dir, rem, remotePeer.String(), offline, nil)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
 		}
 		return err
 	}
-	db, err := openStore(pos[0], true)
+	db, err := openStore(pos[0], dir != "push")
 	if err != nil {
 		return err
 	}
 	defer closeStore(db, &err)
 	local := newLocalPeer(db)
-	if f.continuous {
-		local = pollingLocalPeer{localpeer.New(db)}
-	}
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	opts.OnEvent = prog.OnEvent
+	if offline != nil {
+		// Say so at this first failure, not after the replicator's own
+		// retries of its first step.
+		for _, d := range directions(dir) {
+			prog.OnEvent(sync.Event{Kind: sync.EventState, Replication: d, State: sync.StateOffline, Err: offline})
+		}
+	}
 	var results []dirResult
 	switch dir {
 	case "pull":
@@ -250,6 +273,34 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	}
 	prog.end(rem.String(), remotePeer.Stats(), err)
 	return err
+}
+
+// speaksTLS reports whether host answers a TLS handshake: told after a
+// plain HTTP request got a 400, it means the URL should be https (Go's and
+// most servers' answer to plain HTTP on a TLS port is a 400). Only the
+// handshake is made, so the certificate need not be trusted.
+func speaksTLS(ctx context.Context, u *url.URL) bool {
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "80")
+	}
+	d := &tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}} // a probe: nothing is sent
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// directions names the replications of a command, as its events do.
+func directions(dir string) []string {
+	if dir == "sync" {
+		return []string{"push", "pull"}
+	}
+	return []string{""}
 }
 
 // preflight asks the remote for its database info. A missing database is
@@ -288,7 +339,7 @@ func refused(results []dirResult) error {
 	if n == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("%d documents were not replicated", n)
+	msg := fmt.Sprintf("%s not replicated", plural(n, "document"))
 	if first != nil {
 		msg += fmt.Sprintf(" (first: %s %s: %v)", first.ID, first.Rev, first.Err)
 	}

@@ -48,7 +48,7 @@ func roundTrip(t *testing.T, dbURL string, env []string) {
 	ok(t, "put", b, "only-b", `{"n":"b"}`)
 	run("sync", a, dbURL)
 	out = run("sync", b, dbURL)
-	if !strings.Contains(out, "push done: 2 docs written") || !strings.Contains(out, "pull done: 1 docs written") {
+	if !strings.Contains(out, "push done: 2 docs written") || !strings.Contains(out, "pull done: 1 doc written") {
 		t.Errorf("sync output:\n%s", out)
 	}
 	run("sync", a, dbURL)
@@ -163,7 +163,7 @@ func TestPouchDB(t *testing.T) {
 		ok(t, "put", db, "good", `{}`)
 		ok(t, "put", db, "evil", `{"bad":true}`)
 		r := cli(t, nil, "push", db, target)
-		failsWith(t, r, exitFailure, "1 documents were not replicated", "evil", "no bad docs")
+		failsWith(t, r, exitFailure, "1 document not replicated", "evil", "no bad docs")
 	})
 	t.Run("Unreachable", func(t *testing.T) {
 		url := fmt.Sprintf("http://alice:s3cret@127.0.0.1:%d/db", testpeer.FreePort(t))
@@ -274,7 +274,9 @@ func TestServe(t *testing.T) {
 func TestDemo(t *testing.T) {
 	keep := filepath.Join(t.TempDir(), "demo")
 	out := ok(t, "demo", "--keep", keep)
-	for _, want := range []string{"conflict on \"shopping\"", "all three replicas agree", "requests"} {
+	for _, want := range []string{"conflict on \"shopping\"", "all three replicas agree", "requests",
+		"bob:   adds recipe", "alice: has recipe", "bob:   has todo {\"type\":\"todo\",\"text\":\"water the plants\",\"done\":true}",
+		"settee get " + filepath.Join(keep, "bob.db") + " shopping --revs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -312,4 +314,42 @@ func getRemoteStatus(t testing.TB, u string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// TestHelpTryIt runs the "Try it" commands of `settee help` as a newcomer
+// would (issue 14, item 8: its example needed a password it did not give),
+// with a temporary directory and a free port.
+func TestHelpTryIt(t *testing.T) {
+	help := ok(t, "help")
+	_, try, found := strings.Cut(help, "Try it:\n")
+	if !found {
+		t.Fatalf("no Try it in:\n%s", help)
+	}
+	tmp := t.TempDir()
+	hostPort := "127.0.0.1:5984"
+	var ran int
+	for _, line := range strings.Split(try, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "settee ") {
+			break
+		}
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.ReplaceAll(line, "/tmp/demo", filepath.Join(tmp, "demo"))
+		line = strings.ReplaceAll(line, "mine.db", filepath.Join(tmp, "mine.db"))
+		line = strings.ReplaceAll(line, "127.0.0.1:5984", hostPort)
+		args := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), "&"))[1:]
+		ran++
+		if args[0] == "serve" {
+			root := serveBinary(t, args[len(args)-1], nil)
+			hostPort = strings.TrimPrefix(root, "http://")
+			continue
+		}
+		out := ok(t, args...)
+		if args[0] == "get" && !strings.Contains(out, `"_id": "shopping"`) {
+			t.Errorf("settee %s:\n%s", strings.Join(args, " "), out)
+		}
+	}
+	if ran != 4 {
+		t.Errorf("ran %d commands of:\n%s", ran, try)
+	}
 }

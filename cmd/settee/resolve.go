@@ -39,11 +39,14 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err != nil {
 		return helpOK(err)
 	}
+	if err := checkRev("--winner", *winner, pos[1]); err != nil {
+		return err
+	}
 	var merged *couchdoc.Doc
 	if *merge != "" {
 		raw, err := readJSONArg(*merge, os.Stdin)
 		if err != nil {
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", *merge, err)}
+			return err
 		}
 		if merged, err = couchdoc.ParseDoc(raw); err != nil {
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("merged document: %v", err)}

@@ -7,10 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server"
 )
 
@@ -19,17 +22,20 @@ var serveHelp = cmdHelp{
 	about: `Serve local stores over CouchDB's HTTP API, so CouchDB, PouchDB or another
 Settee can replicate with them.
 
-Given a directory, every DBNAME.sqlite file in it is a database, and
-databases can be created over HTTP (PUT /DBNAME). Given a file, that one
-store is served as the database named by --name (default: the file name
-without its extension).
+Given a directory, every DBNAME.db (or DBNAME.sqlite) file in it is a
+database, and databases can be created over HTTP (PUT /DBNAME makes
+DBNAME.db). Given a file, that one store is served as the database named by
+--name (default: the file name without its extension); --create makes it
+if it does not exist. Every store is opened and checked, and the TLS files
+loaded, before the server says it serves.
 
 Without --user the server accepts anyone as admin, so it only listens on a
 loopback address; with --user (password from --password-file or
 $SETTEE_PASSWORD) it requires that user's credentials and may listen on any
 address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.`,
 	examples: `  settee serve notes.db                        # http://127.0.0.1:5984/notes
-  settee serve --addr 127.0.0.1:6984 ./data     # one database per DATA/NAME.sqlite
+  settee serve --addr 127.0.0.1:6984 ./data     # one database per DATA/NAME.db
+  settee serve --create new.db                  # an empty store, made now
   SETTEE_PASSWORD=secret settee serve --addr 0.0.0.0:5984 --user admin \
       --tls-cert cert.pem --tls-key key.pem notes.db
   settee sync phone.db http://127.0.0.1:5984/notes  # from another shell`,
@@ -45,11 +51,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cert := fset.String("tls-cert", "", "serve HTTPS with this certificate `file` (PEM)")
 	key := fset.String("tls-key", "", "the private key `file` of --tls-cert (PEM)")
 	verbose := fset.Bool("verbose", false, "log one line per request to stderr")
+	create := fset.Bool("create", false, "create the store `LOCAL.db` if it does not exist")
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
 		return helpOK(err)
 	}
-	cfg := server.Config{Addr: *addr, TLSCertFile: *cert, TLSKeyFile: *key}
+	if _, port, err := net.SplitHostPort(*addr); err != nil {
+		return usageErrorf("--addr %q is not host:port", *addr)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return usageErrorf("--addr %q: port %s is not between 0 and 65535", *addr, port)
+	}
+	cfg := server.Config{Addr: *addr, TLSCertFile: *cert, TLSKeyFile: *key,
+		DBOptions: &localdb.Options{NoCreate: !*create}}
 	path := pos[0]
 	st, err := os.Stat(path)
 	switch {
@@ -62,10 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			cfg.DBName = dbNameOf(path)
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(path, 0o755); err != nil {
-			return err
-		}
-		cfg.DataDir = path
+		return &exitError{code: exitNotFound, msg: fmt.Sprintf("%s does not exist: give a directory of stores (mkdir it first) or a store file such as %s.db", path, path)}
 	default:
 		return err
 	}
@@ -95,6 +105,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &exitError{code: exitUsage, msg: err.Error(), err: err}
 	}
 	defer srv.Close()
+	names, err := srv.Open(ctx)
+	if err != nil {
+		if errors.Is(err, localdb.ErrNoStore) {
+			return &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s (--create makes an empty one)", path), err: err}
+		}
+		if errors.Is(err, server.ErrTLS) {
+			return &exitError{code: exitUsage, msg: err.Error() + " (check --tls-cert and --tls-key)", err: err}
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return &exitError{code: exitNotFound, err: err}
+		}
+		return err
+	}
 	l, err := srv.Listen()
 	if err != nil {
 		if errors.Is(err, server.ErrInsecure) {
@@ -109,6 +132,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	where := fmt.Sprintf("%s://%s/", scheme, l.Addr())
 	if cfg.DBPath != "" {
 		where += cfg.DBName
+	}
+	if cfg.DataDir != "" {
+		found := "no databases (*.db, *.sqlite) yet: PUT " + where + "NAME creates one"
+		if len(names) > 0 {
+			found = fmt.Sprintf("%d database(s): %s", len(names), strings.Join(names, ", "))
+		}
+		fmt.Fprintf(stdout, "settee %s: %s has %s\n", version, path, found)
 	}
 	fmt.Fprintf(stdout, "settee %s: serving %s at %s (Ctrl-C to stop)\n", version, path, where)
 	err = srv.Serve(ctx, l)

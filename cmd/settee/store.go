@@ -14,32 +14,66 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
-// openStore opens a local store. Unless create is set, a missing file is a
-// not-found error rather than a new empty store: a typo must not create a
-// database.
+// openStore opens a local store. Unless create is set (a write, a pull),
+// a path that holds no store yet is a not-found error rather than a new
+// empty store: a typo or a read must not create a database. Another
+// program's file, or a newer store's, is refused and left unchanged.
 func openStore(path string, create bool) (*localdb.DB, error) {
-	if !create {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", path)}
-		}
+	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create})
+	if errors.Is(err, localdb.ErrNoStore) && errors.Is(err, fs.ErrNotExist) {
+		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", path), err: err}
 	}
-	db, err := localdb.Open(path, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	if errors.Is(err, localdb.ErrNoStore) || errors.Is(err, fs.ErrNotExist) {
+		return nil, &exitError{code: exitNotFound, err: err}
 	}
-	return db, nil
+	return db, err
 }
 
+// maxJSONArg bounds a JSON argument read from stdin or a file: the
+// server's default request body limit (64 MiB), so that what put accepts
+// a default server accepts too. A variable for tests.
+var maxJSONArg int64 = 64 << 20
+
 // readJSONArg reads a JSON argument: literal JSON, "-" for stdin, or
-// "@file" for a file's contents.
+// "@file" for a file's contents; stdin and files are refused beyond
+// maxJSONArg with a message naming the limit.
 func readJSONArg(arg string, stdin io.Reader) ([]byte, error) {
+	var r io.Reader
+	from := "stdin"
 	switch {
 	case arg == "-":
-		return io.ReadAll(io.LimitReader(stdin, 64<<20))
+		r = stdin
 	case strings.HasPrefix(arg, "@"):
-		return os.ReadFile(arg[1:])
+		from = arg[1:]
+		f, err := os.Open(from)
+		if err != nil {
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", from, errors.Unwrap(err)), err: err}
+		}
+		defer f.Close()
+		r = f
+	default:
+		return []byte(arg), nil
 	}
-	return []byte(arg), nil
+	b, err := io.ReadAll(io.LimitReader(r, maxJSONArg+1))
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("read %s: %v", from, err), err: err}
+	}
+	if int64(len(b)) > maxJSONArg {
+		return nil, usageErrorf("the JSON from %s is larger than the %d MiB limit", from, maxJSONArg>>20)
+	}
+	return b, nil
+}
+
+// checkRev refuses a malformed revision given in flag (exit 2), before
+// any store is opened. _local documents have their own revisions.
+func checkRev(flag, rev, id string) error {
+	if rev == "" || couchdoc.IsLocalID(id) {
+		return nil
+	}
+	if _, _, err := couchdoc.ParseRev(rev); err != nil {
+		return usageErrorf("%s %q is not a revision (expected N-HASH, such as 2-9b1e...)", flag, rev)
+	}
+	return nil
 }
 
 // writeJSON prints v as indented JSON and a newline.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,9 +49,12 @@ func TestReplOptions(t *testing.T) {
 		bad  bool
 		want string
 	}{
-		{f: replFlags{docIDs: "a, b,,c"}, want: "[a b c]"},
+		{f: replFlags{docIDs: "a, b,,c", docIDsSet: true}, want: "[a b c]"},
+		{f: replFlags{docIDs: "", docIDsSet: true}, bad: true},
+		{f: replFlags{docIDs: " , ", docIDsSet: true}, bad: true},
+		{f: replFlags{retries: -1}, bad: true},
 		{f: replFlags{selector: `["x"]`}, bad: true},
-		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a"}, bad: true},
+		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a", docIDsSet: true}, bad: true},
 		{f: replFlags{queryParams: listFlag{"k=v"}}, bad: true},
 		{f: replFlags{filter: "d/f", queryParams: listFlag{"novalue"}}, bad: true},
 		{f: replFlags{since: "42"}, want: "42"},
@@ -127,12 +132,38 @@ func TestStateLines(t *testing.T) {
 	} {
 		prev, seen := p.last[ev.Replication]
 		p.last[ev.Replication] = ev
-		if line, ok := p.stateLine(ev, prev, seen); ok {
+		if line, ok := p.stateLine(ev, prev, seen, p.trackOffline(ev)); ok {
 			got = append(got, line)
 		}
 	}
 	want := "pull: starting|pull: offline (connection refused); retrying until Ctrl-C|pull: active|pull: idle"
 	if strings.Join(got, "|") != want {
 		t.Errorf("state lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.ReplaceAll(want, "|", "\n"))
+	}
+}
+
+// TestJSONArgLimit: stdin and @FILE share one limit, and going past it
+// says so (issue 14, item 6).
+func TestJSONArgLimit(t *testing.T) {
+	defer func(old int64) { maxJSONArg = old }(maxJSONArg)
+	maxJSONArg = 1 << 20
+	big := `{"x":"` + strings.Repeat("a", 1<<20) + `"}`
+	file := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(file, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		arg   string
+		stdin io.Reader
+		from  string
+	}{{"-", strings.NewReader(big), "stdin"}, {"@" + file, nil, file}} {
+		_, err := readJSONArg(c.arg, c.stdin)
+		if exitCode(err) != exitUsage || err.Error() != "the JSON from "+c.from+" is larger than the 1 MiB limit" {
+			t.Errorf("%s: %v", c.arg, err)
+		}
+	}
+	fits := strings.Repeat(" ", 1<<20-2) + "{}"
+	if b, err := readJSONArg("-", strings.NewReader(fits)); err != nil || len(b) != 1<<20 {
+		t.Errorf("exactly the limit: %d bytes, %v", len(b), err)
 	}
 }

@@ -22,6 +22,9 @@ import (
 type Server struct {
 	// URL is the server's root, such as http://127.0.0.1:41234.
 	URL string
+	// Dir is the server's working directory, a temporary one: where
+	// pouchdb-server writes its config.json and log.txt.
+	Dir string
 	cmd *exec.Cmd
 	out *bytes.Buffer
 	// exited is closed once the process ended; waitErr is then Wait's
@@ -94,7 +97,11 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	port := FreePort(t)
 	cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
 	cmd.Dir = t.TempDir() // pouchdb-server writes its config and log files in its cwd
-	return startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
+	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
+	if err == nil {
+		s.Dir = cmd.Dir
+	}
+	return s, err
 }
 
 // startServer starts cmd and waits until GET url/ answers 200. A process

@@ -3,8 +3,10 @@ package testpeer
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,5 +32,23 @@ func TestStartNoticesEarlyExit(t *testing.T) {
 	_, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", FreePort(t)))
 	if err == nil || !strings.Contains(err.Error(), "exited before answering") || !strings.Contains(err.Error(), "cannot bind the port") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestPouchDBLeavesNothingInTheTree: pouchdb-server writes config.json
+// and log.txt in its working directory, a temporary one, never the
+// package's folder or the repository's root.
+func TestPouchDBLeavesNothingInTheTree(t *testing.T) {
+	s := PouchDB(t)
+	s.CreateDB(t, "leftovers")
+	if _, err := os.Stat(filepath.Join(s.Dir, "config.json")); err != nil {
+		t.Fatalf("pouchdb-server wrote no config.json in its directory: %v", err)
+	}
+	for _, dir := range []string{".", RepoRoot(t)} {
+		for _, f := range []string{"config.json", "log.txt"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("%s in %s", f, dir)
+			}
+		}
 	}
 }

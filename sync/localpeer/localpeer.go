@@ -105,9 +105,10 @@ func parseSeq(raw json.RawMessage) (int64, error) {
 
 func seqJSON(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 
-// Changes reads the store's feed (style=all_docs). A longpoll feed with no
-// change waits for one (opts.Timeout bounds the wait); a continuous feed
-// follows the store until ctx is done. Selectors are matched with
+// Changes reads the store's feed (style=all_docs) with localdb.Follow: a
+// longpoll feed with no change waits for one, a continuous feed follows
+// the store until ctx is done, each woken by commits from any process;
+// opts.Timeout ends a wait with nothing new. Selectors are matched with
 // internal/mango against the winning revision; design document filters
 // are not supported by the local store (bad_request).
 func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
@@ -115,7 +116,16 @@ func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*c
 	if err != nil {
 		return nil, err
 	}
-	lopts := localdb.ChangesOptions{Since: since, Limit: opts.Limit, AllDocs: true, DocIDs: opts.DocIDs}
+	fopts := localdb.FollowOptions{
+		ChangesOptions: localdb.ChangesOptions{Limit: opts.Limit, AllDocs: true, DocIDs: opts.DocIDs},
+		Timeout:        opts.Timeout,
+	}
+	switch opts.Feed {
+	case "longpoll":
+		fopts.Feed = localdb.FeedLongpoll
+	case "continuous":
+		fopts.Feed = localdb.FeedContinuous
+	}
 	if opts.Filter != "" {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "filter %q: design document filters are not supported by the local store", opts.Filter)
 	}
@@ -124,65 +134,16 @@ func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*c
 		if err != nil {
 			return nil, err
 		}
-		lopts.Filter = sel.MatchDoc
+		fopts.Filter = sel.MatchDoc
 	}
-	if opts.Timeout > 0 && opts.Feed != "" && opts.Feed != "normal" {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-	}
-	last := since     // the feed position
-	waitFrom := since // the store's update seq already seen (filtered rows)
-	for {
-		rows := 0
-		lopts.Since = last
-		end, err := p.db.Changes(ctx, lopts, func(c *localdb.Change) error {
-			rows++
-			if c.Seq > last {
-				last = c.Seq
-			}
-			cc := &couchdoc.Change{Seq: seqJSON(c.Seq), ID: c.ID, Deleted: c.Deleted, Changes: make([]couchdoc.ChangeRev, len(c.Revs))}
-			for i, r := range c.Revs {
-				cc.Changes[i].Rev = r
-			}
-			return fn(cc)
-		})
+	last, err := p.db.Follow(ctx, since, fopts, func(c *localdb.Change) error {
+		row, err := c.Row()
 		if err != nil {
-			if isTimeout(ctx, opts) {
-				return seqJSON(last), nil
-			}
-			return nil, err
+			return err
 		}
-		// end is the last row's seq when the limit cut the feed, else the
-		// update seq the scan reached (past rows a filter left out).
-		last = max(last, end)
-		switch opts.Feed {
-		case "longpoll":
-			if rows > 0 {
-				return seqJSON(last), nil
-			}
-		case "continuous":
-			if opts.Limit > 0 && rows >= opts.Limit {
-				return seqJSON(last), nil
-			}
-		default:
-			return seqJSON(last), nil
-		}
-		upd, err := p.db.WaitForChange(ctx, max(waitFrom, last))
-		if err != nil {
-			if isTimeout(ctx, opts) {
-				return seqJSON(last), nil
-			}
-			return seqJSON(last), err
-		}
-		waitFrom = upd
-	}
-}
-
-// isTimeout tells a feed that ended because its own Timeout elapsed (a
-// normal end) from one whose caller gave up.
-func isTimeout(ctx context.Context, opts sync.ChangesOptions) bool {
-	return opts.Timeout > 0 && ctx.Err() == context.DeadlineExceeded
+		return fn(row)
+	})
+	return seqJSON(last), err
 }
 
 // RevsDiff asks the store which revisions it lacks.
