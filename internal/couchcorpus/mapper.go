@@ -31,10 +31,15 @@ var (
 )
 
 // Rev maps one of CouchDB's revisions to ours (itself when unknown).
-func (m *Mapper) Rev(couch string) string {
+func (m *Mapper) Rev(couch string) string { return m.lookup(m.revs, couch) }
+
+// hash maps a revision hash, or an id the server made up, likewise.
+func (m *Mapper) hash(couch string) string { return m.lookup(m.hashes, couch) }
+
+func (m *Mapper) lookup(table map[string]string, couch string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if r, ok := m.revs[couch]; ok {
+	if r, ok := table[couch]; ok {
 		return r
 	}
 	return couch
@@ -57,15 +62,6 @@ func (m *Mapper) Learn(couch, ours string) {
 		m.revs[couch] = ours
 		m.hashes[couch[len(cg)+1:]] = ours[len(og)+1:]
 	}
-}
-
-func (m *Mapper) hash(couch string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if h, ok := m.hashes[couch]; ok {
-		return h
-	}
-	return couch
 }
 
 // text replaces CouchDB's known revisions in s by ours.
