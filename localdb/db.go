@@ -156,7 +156,7 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("read revs_limit: %w", err)
 	}
 	var seq int64
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM docs").Scan(&seq); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlUpdateSeq).Scan(&seq); err != nil {
 		return err
 	}
 	db.updateSeq.Store(seq)
@@ -269,8 +269,9 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	err := db.reader.QueryRowContext(ctx, `SELECT
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count'),
-		(SELECT COALESCE(MAX(seq), 0) FROM docs)`).
-		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq)
+		(`+sqlUpdateSeq+`),
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq')`).
+		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq, &info.PurgeSeq)
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 // decodes and is well formed, each document's stored winner, deleted and
 // conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
-// above the update sequence, and every attachment's content is stored
+// above the update sequence, purge records stay within their limit, and every attachment's content is stored
 // whole. It reads one snapshot.
 func (db *DB) CheckInvariants(ctx context.Context) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
@@ -137,6 +137,16 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		if live != mlive || dead != mdead {
 			errs = append(errs, fmt.Errorf("stored counts %d/%d, actual %d/%d", mlive, mdead, live, dead))
+		}
+		var nInfos, maxInfo, pseq, plimit int64
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(purge_seq), 0),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq'),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purged_infos_limit') FROM purged_infos`).Scan(&nInfos, &maxInfo, &pseq, &plimit)
+		if err != nil {
+			return err
+		}
+		if nInfos > plimit || maxInfo > pseq {
+			errs = append(errs, fmt.Errorf("%d purge records (limit %d), newest %d, purge_seq %d", nInfos, plimit, maxInfo, pseq))
 		}
 		var fk int
 		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&fk); err != nil {

@@ -16,6 +16,7 @@ package server
 //	GET|POST /{db}/_all_docs          keys, startkey/endkey, limit, skip, descending,
 //	                                  include_docs, conflicts, inclusive_end
 //	GET|PUT /{db}/_revs_limit
+//	POST /{db}/_purge, GET /{db}/_purged_infos, GET|PUT /{db}/_purged_infos_limit
 //	GET|PUT|DELETE /{db}/_local/{id}
 //	GET|HEAD|PUT|DELETE /{db}/{docid} rev, revs, revs_info, open_revs (JSON or
 //	                                  multipart/mixed), latest, conflicts,

@@ -1,0 +1,17 @@
+-- Schema version 3: purge, as CouchDB 3 keeps it.
+
+-- purged_infos records each purge request (one document and the revisions
+-- asked for), numbered by purge_seq; only the newest purged_infos_limit are
+-- kept.
+CREATE TABLE purged_infos (
+	purge_seq INTEGER PRIMARY KEY,
+	id        TEXT    NOT NULL,
+	revs      TEXT    NOT NULL -- JSON array of the revisions requested
+);
+
+-- purge_seq counts purge requests; purged_infos_limit is CouchDB's
+-- _purged_infos_limit; seq_floor is the lowest the update sequence may be,
+-- so purging the newest document never hands its sequence out again.
+INSERT INTO meta (key, value) VALUES ('purge_seq', '0');
+INSERT INTO meta (key, value) VALUES ('purged_infos_limit', '1000');
+INSERT INTO meta (key, value) SELECT 'seq_floor', COALESCE(MAX(seq), 0) FROM docs;
