@@ -101,6 +101,10 @@ func Open(path string, opts *Options) (*DB, error) {
 }
 
 func (db *DB) init(ctx context.Context, opts *Options) error {
+	vacuum, err := db.setAutoVacuum(ctx)
+	if err != nil {
+		return err
+	}
 	var mode string
 	if err := db.writer.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode); err != nil {
 		return fmt.Errorf("set WAL: %w", err)
@@ -110,6 +114,13 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 	}
 	if err := migrate(ctx, db.writer.DB); err != nil {
 		return err
+	}
+	if vacuum {
+		// A file made before auto_vacuum was set: one VACUUM rewrites it so
+		// Compact can give free pages back from now on.
+		if _, err := db.writer.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("vacuum to enable auto_vacuum: %w", err)
+		}
 	}
 	for _, q := range writeQueries {
 		s, err := db.writer.PrepareContext(ctx, q)
@@ -161,6 +172,26 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 	}
 	db.updateSeq.Store(seq)
 	return tx.Commit()
+}
+
+// setAutoVacuum makes the file incremental-vacuum capable (so Compact can
+// shrink it): set before the first table of a new file, or, for an older
+// file, it reports that a VACUUM must follow.
+func (db *DB) setAutoVacuum(ctx context.Context) (needVacuum bool, err error) {
+	var av, tables int
+	if err := db.writer.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&av); err != nil {
+		return false, fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	if av == 2 {
+		return false, nil
+	}
+	if err := db.writer.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return false, fmt.Errorf("read schema: %w", err)
+	}
+	if _, err := db.writer.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return false, fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	return tables > 0, nil
 }
 
 func newUUID() string {

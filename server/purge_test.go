@@ -24,6 +24,9 @@ func TestPurgeEndpoint(t *testing.T) {
 	if info["purge_seq"] != float64(3) || info["doc_count"] != float64(1) || info["update_seq"] != seq+1 {
 		t.Errorf("db info after purge: %v", info)
 	}
+	if sz := info["sizes"].(map[string]any); sz["file"].(float64) < sz["active"].(float64) || sz["active"].(float64) <= 0 || sz["external"].(float64) <= 0 {
+		t.Errorf("sizes %v", sz)
+	}
 	ch := ts.must(200, "GET", "/db/_changes", nil).json(t)
 	if rs := ch["results"].([]any); len(rs) != 1 || rs[0].(map[string]any)["id"] != "a" {
 		t.Errorf("changes after purge: %v", ch)

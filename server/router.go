@@ -235,6 +235,11 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 			s.writeError(w, r, err)
 			return
 		}
+		sizes, err := db.Sizes(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"db_name":             rt.db,
 			"doc_count":           info.DocCount,
@@ -244,7 +249,7 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 			"compact_running":     false,
 			"disk_format_version": 8,
 			"instance_start_time": s.start,
-			"sizes":               map[string]int{"file": 0, "external": 0, "active": 0},
+			"sizes":               sizes,
 			"props":               map[string]any{},
 		})
 	case http.MethodPut:
