@@ -27,6 +27,7 @@ var ErrClosed = errors.New("localdb: database is closed")
 type DB struct {
 	path   string
 	uuid   string
+	seeds  []string // UUIDs of the stores this one was cloned from
 	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
 	reader *sqlx.DB             // read-only pool
 	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
@@ -141,6 +142,9 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read uuid: %w", err)
+	}
+	if db.seeds, err = readSeeds(ctx, tx); err != nil {
+		return fmt.Errorf("read seeds: %w", err)
 	}
 	var limit string
 	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key='revs_limit'").Scan(&limit)
