@@ -27,7 +27,7 @@ var ErrClosed = errors.New("localdb: database is closed")
 type DB struct {
 	path   string
 	uuid   string
-	seeds  []string // UUIDs of the stores this one was cloned from
+	seeds  []string             // UUIDs of the stores this one was cloned from
 	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
 	reader *sqlx.DB             // read-only pool
 	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
