@@ -168,7 +168,9 @@ func (d *Database) Delete(docID, rev string) (newRev string, err error) {
 	return d.db.Delete(d.ctx, docID, rev)
 }
 
-// Compact drops the bodies of non-leaf revisions and unused attachments.
+// Compact drops the bodies of non-leaf revisions and unused attachments,
+// then gives the free space back to the file system. It can take a while
+// on a large store: call it from a background thread.
 func (d *Database) Compact() (err error) {
 	defer recoverTo(&err)
 	if err := d.check(); err != nil {

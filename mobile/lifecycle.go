@@ -1,0 +1,109 @@
+package mobile
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// OpenCopy makes a new store at path from a prebuilt seed store shipped
+// with the app (copy it out of the app bundle to seedPath first), then
+// opens it. The copy keeps the seed's documents and checkpoints but gets a
+// UUID of its own, so every device has its own replication ids while its
+// first sync with the seed's server fetches only what changed since the
+// seed was built. If path already exists it is simply opened (the app can
+// call OpenCopy on every start). Never copy a store file by hand: the copy
+// would share the seed's identity.
+func OpenCopy(seedPath, path string) (d *Database, err error) {
+	defer recoverTo(&err)
+	err = localdb.Clone(context.Background(), seedPath, path)
+	if err != nil && !isFileExists(err) {
+		return nil, err
+	}
+	return Open(path)
+}
+
+func isFileExists(err error) bool {
+	ce, ok := err.(*couchdoc.Error)
+	return ok && ce.Name == couchdoc.ErrFileExists.Name
+}
+
+// Purge removes documents for good, as CouchDB's _purge: requestJSON is
+// {"id": ["rev", ...], ...} naming leaf revisions; the answer is
+// {"id": [purged revs], ...}. Purges are local and never replicated; a
+// purged document comes back from a pull only if it changes on the
+// remote.
+func (d *Database) Purge(requestJSON string) (resultJSON string, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	var req map[string][]string
+	if err := json.Unmarshal([]byte(requestJSON), &req); err != nil {
+		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "purge request must be an object of id -> [rev]: %v", err)
+	}
+	res, err := d.db.Purge(d.ctx, req)
+	if err != nil {
+		return "", err
+	}
+	return marshal(res)
+}
+
+// Stats returns the store's sizes and counts as JSON: {"file", "active",
+// "external"} bytes as CouchDB reports them, and the bytes of bodies,
+// revision metadata, attachments, indexes and free pages, and the counts
+// of docs, tombstones, revisions, leaves, conflicts and attachments. It
+// reads the whole file: call it from a background thread.
+func (d *Database) Stats() (statsJSON string, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return "", err
+	}
+	st, err := d.db.Stats(d.ctx)
+	if err != nil {
+		return "", err
+	}
+	return marshal(map[string]int64{
+		"file": st.File, "active": st.Active, "external": st.External,
+		"bodies": st.BodyBytes, "revision_metadata": st.RevMetaBytes, "attachments_bytes": st.AttachmentBytes,
+		"indexes": st.IndexBytes, "free": st.FreeBytes, "other": st.OtherBytes,
+		"docs": st.Docs, "tombstones": st.Tombstones, "revisions": st.Revisions,
+		"leaves": st.Leaves, "conflicts": st.Conflicts, "attachments": st.Attachments,
+	})
+}
+
+// CompactIfNeeded compacts when at least minFreeBytes and minFreeRatio
+// (0 to 1) of the file are free and no replicator of this Database is
+// running, and reports whether it did.
+func (d *Database) CompactIfNeeded(minFreeBytes int64, minFreeRatio float64) (ran bool, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return false, err
+	}
+	if d.replicating() {
+		return false, nil
+	}
+	return d.db.CompactIfNeeded(d.ctx, localdb.CompactPolicy{MinFreeBytes: minFreeBytes, MinFreeRatio: minFreeRatio})
+}
+
+// replicating reports whether a replicator of this Database is running (a
+// replicator started just after still works: compaction only slows it).
+func (d *Database) replicating() bool {
+	d.mu.Lock()
+	reps := make([]*Replicator, 0, len(d.replicators))
+	for r := range d.replicators {
+		reps = append(reps, r)
+	}
+	d.mu.Unlock()
+	for _, r := range reps {
+		r.mu.Lock()
+		running := r.running
+		r.mu.Unlock()
+		if running {
+			return true
+		}
+	}
+	return false
+}

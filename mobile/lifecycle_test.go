@@ -1,0 +1,61 @@
+package mobile
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+func TestOpenCopyPurgeStatsCompact(t *testing.T) {
+	seed := openTest(t)
+	rev, err := seed.Put(`{"_id":"a","v":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seed.Put(`{"_id":"b"}`); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "device.db")
+	for i := 0; i < 2; i++ { // the second call opens what the first made
+		c, err := OpenCopy(seed.Path(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := mustJSON(t, must(c.Info()))
+		if info["uuid"] == mustJSON(t, must(seed.Info()))["uuid"] || info["doc_count"].(float64) < 2 {
+			t.Errorf("copy %d info %v", i, info)
+		}
+		if i == 0 {
+			if _, err := c.Put(`{"_id":"mine"}`); err != nil {
+				t.Fatal(err)
+			}
+		} else if _, err := c.Get("mine"); err != nil {
+			t.Errorf("the second OpenCopy replaced the copy: %v", err)
+		}
+		if err := c.db.CheckInvariants(context.Background()); err != nil {
+			t.Error(err)
+		}
+		c.Close()
+	}
+	if _, err := OpenCopy(filepath.Join(t.TempDir(), "none.db"), filepath.Join(t.TempDir(), "x.db")); err == nil {
+		t.Error("OpenCopy of a missing seed succeeded")
+	}
+
+	res := mustJSON(t, must(seed.Purge(`{"a":["`+rev+`"]}`)))
+	if revs, _ := res["a"].([]any); len(revs) != 1 || revs[0] != rev {
+		t.Fatalf("purge = %v", res)
+	}
+	if _, err := seed.Purge(`["a"]`); err == nil {
+		t.Error("a malformed purge request was accepted")
+	}
+	st := mustJSON(t, must(seed.Stats()))
+	if st["docs"] != 1.0 || st["file"].(float64) <= 0 {
+		t.Errorf("stats %v", st)
+	}
+	if err := seed.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if ran, err := seed.CompactIfNeeded(0, 0); err != nil || ran {
+		t.Errorf("CompactIfNeeded right after Compact: %v %v", ran, err)
+	}
+}
