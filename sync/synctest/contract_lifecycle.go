@@ -3,6 +3,7 @@ package synctest
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -155,5 +156,56 @@ func testPurgeThenPull(t *testing.T, newDB Factory) {
 	got, err := db.Get(context.Background(), "s00001", localdb.GetOptions{Revs: true})
 	if err != nil || got.Rev[:2] != "2-" || got.Revisions == nil || len(got.Revisions.IDs) != 2 {
 		t.Fatalf("edited purged doc after pull: %+v, %v (stats %+v)", got, err, res.Pull.Stats)
+	}
+}
+
+// testHandCopiedStore: a store file copied by hand (closed, then cp) keeps
+// its UUID, so the two copies share replication ids and overwrite each
+// other's checkpoint documents. That costs redundant work, never data: the
+// checkpoint histories make each copy resume from a session it really
+// holds. Both copies edit, all sync twice, everything converges.
+func testHandCopiedStore(t *testing.T, newDB Factory) {
+	u := newDB(t)
+	seedRemote(t, u, 200)
+	dir := t.TempDir()
+	pa, pb := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
+	a, err := localdb.Open(pa, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syncBoth(t, Local(a), Remote(t, u, nil))
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(pa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pb, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, b := openClone(t, pa), openClone(t, pb)
+	if a.UUID() != b.UUID() {
+		t.Fatal("a hand copy has another UUID")
+	}
+	PutDocs(t, a, "a", 20)
+	PutDocs(t, b, "b", 30)
+	editRemote(t, u, 10)
+	for range 2 {
+		syncBoth(t, Local(a), Remote(t, u, nil))
+		syncBoth(t, Local(b), Remote(t, u, nil))
+	}
+	syncBoth(t, Local(a), Remote(t, u, nil))
+	for _, db := range []*localdb.DB{a, b} {
+		info, _ := db.Info(context.Background())
+		if info.DocCount != 250 {
+			t.Errorf("%s has %d docs, want 250", db.Path(), info.DocCount)
+		}
+		if d, err := db.Get(context.Background(), "s00003", localdb.GetOptions{}); err != nil || d.Rev[:2] != "2-" {
+			t.Errorf("%s: s00003 %v %v", db.Path(), d, err)
+		}
+	}
+	if n, _ := RemoteDocCount(t, u); n != 250 {
+		t.Errorf("remote has %d docs, want 250", n)
 	}
 }
