@@ -10,6 +10,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // the SQLite driver
@@ -44,6 +45,10 @@ type DB struct {
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed
 
+	kick      chan struct{}      // wakes the expiry sweeper
+	stopSweep context.CancelFunc // ends the sweeper (Close)
+	sweeps    gosync.WaitGroup
+
 	lmu    gosync.Mutex
 	closed bool
 	active gosync.WaitGroup // calls in flight
@@ -57,7 +62,9 @@ func dsn(path string, extra string) string {
 
 // Open opens the database file at path, creating it (with a new UUID) if it
 // does not exist, and brings its schema up to date. A file written by a
-// newer version of Settee gives an error.
+// newer version of Settee gives an error. It purges the documents that
+// expired while the file was closed (SetExpiration) and starts the
+// goroutine that purges the others as they expire; Close stops it.
 func Open(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -74,7 +81,8 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}), staging: make(map[string]bool)}
+	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}), staging: make(map[string]bool),
+		kick: make(chan struct{}, 1)}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
@@ -98,6 +106,15 @@ func Open(path string, opts *Options) (*DB, error) {
 		}
 		db.rstmts[q] = s
 	}
+	// Documents that expired while the store was closed go first.
+	if _, err := db.PurgeExpired(ctx, time.Now()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	db.stopSweep = cancel
+	db.sweeps.Add(1)
+	go db.sweeper(sctx)
 	return db, nil
 }
 
@@ -248,6 +265,10 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	db.lmu.Unlock()
+	if db.stopSweep != nil {
+		db.stopSweep()
+		db.sweeps.Wait()
+	}
 	db.active.Wait()
 	db.broadcast() // wake waiters and subscriptions so they see the close
 	db.subs.Wait()

@@ -60,46 +60,62 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 	}
 	defer db.leave()
 	err := db.update(ctx, func(w *wtx) error {
-		docs := make([]*couchdoc.Doc, len(ids))
-		for i, id := range ids {
-			docs[i] = &couchdoc.Doc{ID: id}
-		}
-		states, err := w.preload(docs)
-		if err != nil {
-			return err
-		}
-		moved := false
-		for _, id := range ids {
-			out[id] = []string{}
-			st := states[id]
-			if st == nil || st.docID == 0 {
-				continue
-			}
-			removed := st.tree.RemoveLeaves(parsed[id])
-			for _, r := range removed {
-				out[id] = append(out[id], r.String())
-			}
-			if len(removed) == 0 {
-				continue
-			}
-			if err := w.purgeDoc(st); err != nil {
-				return fmt.Errorf("purge %q: %w", id, err)
-			}
-			moved = moved || len(st.tree.Nodes) > 0
-		}
-		if !moved {
-			w.seq++ // as CouchDB, so indexers and feeds notice the purge
-		}
-		w.fed = true
-		if _, err := w.tx.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = 'seq_floor'", w.seq); err != nil {
-			return err
-		}
-		return w.recordPurges(ids, req)
+		return w.purge(ids, func(st *docState) []revtree.Rev { return parsed[st.id] }, out)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// purge applies one purge request per id (sorted): pick names the
+// revisions to remove from a stored document. out gets the removed
+// revisions of every id; the requests are recorded as purge infos.
+func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, out map[string][]string) error {
+	docs := make([]*couchdoc.Doc, len(ids))
+	for i, id := range ids {
+		docs[i] = &couchdoc.Doc{ID: id}
+	}
+	states, err := w.preload(docs)
+	if err != nil {
+		return err
+	}
+	asked := make(map[string][]string, len(ids))
+	moved := false
+	for _, id := range ids {
+		out[id] = []string{}
+		asked[id] = []string{}
+		st := states[id]
+		if st == nil {
+			continue
+		}
+		revs := pick(st)
+		for _, r := range revs {
+			asked[id] = append(asked[id], r.String())
+		}
+		if st.docID == 0 {
+			continue
+		}
+		removed := st.tree.RemoveLeaves(revs)
+		for _, r := range removed {
+			out[id] = append(out[id], r.String())
+		}
+		if len(removed) == 0 {
+			continue
+		}
+		if err := w.purgeDoc(st); err != nil {
+			return fmt.Errorf("purge %q: %w", id, err)
+		}
+		moved = moved || len(st.tree.Nodes) > 0
+	}
+	if !moved {
+		w.seq++ // as CouchDB, so indexers and feeds notice the purge
+	}
+	w.fed = true
+	if _, err := w.tx.ExecContext(w.ctx, "UPDATE meta SET value = ? WHERE key = 'seq_floor'", w.seq); err != nil {
+		return err
+	}
+	return w.recordPurges(ids, asked)
 }
 
 // purgeDoc stores what RemoveLeaves left of a document: nothing, or the
@@ -108,6 +124,9 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 func (w *wtx) purgeDoc(st *docState) error {
 	w.count(st.live, st.dead, -1)
 	if len(st.tree.Nodes) == 0 {
+		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM expirations WHERE id = ?", st.id); err != nil {
+			return err
+		}
 		_, err := w.tx.ExecContext(w.ctx, "DELETE FROM docs WHERE doc_id = ?", st.docID)
 		return err
 	}
@@ -152,11 +171,7 @@ func (w *wtx) recordPurges(ids []string, req map[string][]string) error {
 	}
 	for _, id := range ids {
 		pseq++
-		revs := req[id]
-		if revs == nil {
-			revs = []string{}
-		}
-		b, err := json.Marshal(revs)
+		b, err := json.Marshal(req[id])
 		if err != nil {
 			return err
 		}

@@ -105,7 +105,7 @@ func TestOldFileGetsAutoVacuum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"PRAGMA auto_vacuum = NONE", "VACUUM", "DROP TABLE purged_infos",
+	for _, q := range []string{"PRAGMA auto_vacuum = NONE", "VACUUM", "DROP TABLE purged_infos", "DROP TABLE expirations",
 		"DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor')", "PRAGMA user_version = 2"} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -1,4 +1,4 @@
--- Schema version 3: purge, as CouchDB 3 keeps it.
+-- Schema version 3: purge, as CouchDB 3 keeps it, and document expiry.
 
 -- purged_infos records each purge request (one document and the revisions
 -- asked for), numbered by purge_seq; only the newest purged_infos_limit are
@@ -15,3 +15,11 @@ CREATE TABLE purged_infos (
 INSERT INTO meta (key, value) VALUES ('purge_seq', '0');
 INSERT INTO meta (key, value) VALUES ('purged_infos_limit', '1000');
 INSERT INTO meta (key, value) SELECT 'seq_floor', COALESCE(MAX(seq), 0) FROM docs;
+
+-- expirations holds when documents expire (unix milliseconds): local to
+-- this store, never replicated; expired documents are purged.
+CREATE TABLE expirations (
+	id TEXT    PRIMARY KEY,
+	at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX expirations_at ON expirations (at);
