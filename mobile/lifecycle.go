@@ -3,6 +3,7 @@ package mobile
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -106,4 +107,35 @@ func (d *Database) replicating() bool {
 		}
 	}
 	return false
+}
+
+// SetExpiration makes a document expire at unixMillis (milliseconds since
+// 1970): from then on the store purges it by itself, while open or when next
+// opened. The expiration is local to this device, not part of the document
+// and never replicated. 0 clears it. A missing document is a not_found
+// error.
+func (d *Database) SetExpiration(docID string, unixMillis int64) (err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return err
+	}
+	var t time.Time
+	if unixMillis != 0 {
+		t = time.UnixMilli(unixMillis)
+	}
+	return d.db.SetExpiration(d.ctx, docID, t)
+}
+
+// Expiration returns when a document expires (unix milliseconds), 0 when
+// it does not.
+func (d *Database) Expiration(docID string) (unixMillis int64, err error) {
+	defer recoverTo(&err)
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	t, err := d.db.Expiration(d.ctx, docID)
+	if err != nil || t.IsZero() {
+		return 0, err
+	}
+	return t.UnixMilli(), nil
 }

@@ -3,7 +3,9 @@ package mobile
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestOpenCopyPurgeStatsCompact(t *testing.T) {
@@ -57,5 +59,38 @@ func TestOpenCopyPurgeStatsCompact(t *testing.T) {
 	}
 	if ran, err := seed.CompactIfNeeded(0, 0); err != nil || ran {
 		t.Errorf("CompactIfNeeded right after Compact: %v %v", ran, err)
+	}
+}
+
+func TestExpiration(t *testing.T) {
+	d := openTest(t)
+	if _, err := d.Put(`{"_id":"tmp"}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetExpiration("nope", 1); err == nil {
+		t.Error("expiration of a missing doc accepted")
+	}
+	at := time.Now().Add(time.Hour).UnixMilli()
+	if err := d.SetExpiration("tmp", at); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(d.Expiration("tmp")); got != at {
+		t.Errorf("expiration %d, want %d", got, at)
+	}
+	if err := d.SetExpiration("tmp", time.Now().UnixMilli()-1); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := d.Get("tmp"); err != nil && strings.HasPrefix(err.Error(), "not_found") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the expired doc was never purged")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := must(d.Expiration("tmp")); got != 0 {
+		t.Errorf("purged doc expires at %d", got)
 	}
 }

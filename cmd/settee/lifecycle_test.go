@@ -49,3 +49,28 @@ func TestPurgeCloneCompact(t *testing.T) {
 	failsWith(t, cli(t, nil, "clone", seed, clone), exitFailure, "exists")
 	failsWith(t, cli(t, nil, "clone", filepath.Join(dir, "nope.db"), filepath.Join(dir, "x.db")), exitNotFound)
 }
+
+func TestExpire(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "x.db")
+	ok(t, "put", db, "tmp", `{}`)
+	var e struct {
+		ID      string  `json:"id"`
+		Expires *string `json:"expires"`
+	}
+	mustJSON(t, ok(t, "expire", db, "tmp"), &e)
+	if e.Expires != nil {
+		t.Fatalf("fresh doc expires: %v", *e.Expires)
+	}
+	mustJSON(t, ok(t, "expire", db, "tmp", "--at", "2999-01-02T03:04:05Z"), &e)
+	if e.Expires == nil || *e.Expires != "2999-01-02T03:04:05Z" {
+		t.Fatalf("expire --at = %+v", e)
+	}
+	mustJSON(t, ok(t, "expire", db, "tmp", "--clear"), &e)
+	if e.Expires != nil {
+		t.Fatalf("expire --clear = %v", *e.Expires)
+	}
+	failsWith(t, cli(t, nil, "expire", db, "tmp", "--in", "1h", "--clear"), exitUsage)
+	failsWith(t, cli(t, nil, "expire", db, "nope", "--in", "1h"), exitNotFound)
+	ok(t, "expire", db, "tmp", "--at", "2001-01-01T00:00:00Z") // already past
+	failsWith(t, cli(t, nil, "get", db, "tmp"), exitNotFound)
+}

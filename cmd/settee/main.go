@@ -46,6 +46,7 @@ func commands() []command {
 		{"clone", "make a new local store from a seed store, with its own identity", runClone},
 		{"compact", "compact a local store and shrink its file", runCompact},
 		{"purge", "remove a document (or some of its leaves) for good, locally", runPurge},
+		{"expire", "set, clear or show when a document expires (local, not replicated)", runExpire},
 		{"get", "print a document with its conflicts", runGet},
 		{"put", "create or update a document", runPut},
 		{"delete", "delete a document (or one conflicting revision)", runDelete},
