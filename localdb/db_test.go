@@ -192,7 +192,10 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("DELETE FROM meta WHERE key IN ('doc_count', 'doc_del_count'); PRAGMA user_version = 1"); err != nil {
+	// Undo versions 3 (purge, expiry) and 2 (counts).
+	if _, err := raw.Exec(`DROP TABLE purged_infos; DROP TABLE expirations;
+		DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor');
+		DELETE FROM meta WHERE key IN ('doc_count', 'doc_del_count'); PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
