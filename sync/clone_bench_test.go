@@ -91,5 +91,5 @@ func benchCloneFirstSync(b *testing.B, newDB newDBFunc, n int) {
 	}
 }
 
-func BenchmarkCloneFirstSync100kServer(b *testing.B) { benchCloneFirstSync(b, serverDBs(b), 100_000) }
+func BenchmarkCloneFirstSync100kServer(b *testing.B)  { benchCloneFirstSync(b, serverDBs(b), 100_000) }
 func BenchmarkCloneFirstSync100kPouchDB(b *testing.B) { benchCloneFirstSync(b, pouchDBs(b), 100_000) }
