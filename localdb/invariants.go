@@ -13,7 +13,8 @@ import (
 // decodes and is well formed, each document's stored winner, deleted and
 // conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
-// above the update sequence, purge records stay within their limit, and every attachment's content is stored
+// above the update sequence, purge records stay within their limit, the
+// external byte total is right, and every attachment's content is stored
 // whole. It reads one snapshot.
 func (db *DB) CheckInvariants(ctx context.Context) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
@@ -137,6 +138,15 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		if live != mlive || dead != mdead {
 			errs = append(errs, fmt.Errorf("stored counts %d/%d, actual %d/%d", mlive, mdead, live, dead))
+		}
+		var ext, extWant int64
+		err = tx.QueryRowContext(ctx, `SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'external_bytes'),
+			(SELECT COALESCE(SUM(LENGTH(body)), 0) FROM revs) + (SELECT COALESCE(SUM(length), 0) FROM att_content)`).Scan(&ext, &extWant)
+		if err != nil {
+			return err
+		}
+		if ext != extWant {
+			errs = append(errs, fmt.Errorf("external_bytes %d, actual %d", ext, extWant))
 		}
 		var nInfos, maxInfo, pseq, plimit int64
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(purge_seq), 0),

@@ -3,6 +3,7 @@ package localdb_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -79,4 +80,31 @@ func statSize(b *testing.B, path string) int64 {
 		b.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// BenchmarkSizes100k is the cost GET /{db} now pays for its sizes, on a
+// store of 100k 1-KB documents, against Info (its baseline) in the same
+// run.
+func BenchmarkSizes100k(b *testing.B) {
+	db := benchDB(b)
+	for start := 0; start < 100_000; start += 1000 {
+		if _, err := db.BulkDocs(bg, replBatch(start, 1000), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	t0 := time.Now()
+	for range 10 {
+		if _, err := db.Info(bg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	info := time.Since(t0) / 10
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := db.Sizes(bg); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "sizes-ms")
+	b.ReportMetric(float64(info.Microseconds())/1000, "info-ms")
 }

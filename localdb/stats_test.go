@@ -106,7 +106,8 @@ func TestOldFileGetsAutoVacuum(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"PRAGMA auto_vacuum = NONE", "VACUUM", "DROP TABLE purged_infos", "DROP TABLE expirations",
-		"DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor')", "PRAGMA user_version = 2"} {
+		"DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor', 'external_bytes')",
+		"DROP TRIGGER revs_bytes_insert", "DROP TRIGGER revs_bytes_delete", "DROP TRIGGER att_bytes_insert", "DROP TRIGGER att_bytes_delete", "PRAGMA user_version = 2"} {
 		if _, err := raw.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

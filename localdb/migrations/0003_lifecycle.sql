@@ -23,3 +23,21 @@ CREATE TABLE expirations (
 	at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX expirations_at ON expirations (at);
+
+-- external_bytes is the data as the application sees it (stored revision
+-- bodies and attachment content), kept by triggers so GET /{db} need not
+-- scan for its sizes.external. Cascading deletes fire them too.
+INSERT INTO meta (key, value) SELECT 'external_bytes',
+	(SELECT COALESCE(SUM(LENGTH(body)), 0) FROM revs) + (SELECT COALESCE(SUM(length), 0) FROM att_content);
+CREATE TRIGGER revs_bytes_insert AFTER INSERT ON revs BEGIN
+	UPDATE meta SET value = CAST(value AS INTEGER) + LENGTH(NEW.body) WHERE key = 'external_bytes';
+END;
+CREATE TRIGGER revs_bytes_delete AFTER DELETE ON revs BEGIN
+	UPDATE meta SET value = CAST(value AS INTEGER) - LENGTH(OLD.body) WHERE key = 'external_bytes';
+END;
+CREATE TRIGGER att_bytes_insert AFTER INSERT ON att_content BEGIN
+	UPDATE meta SET value = CAST(value AS INTEGER) + NEW.length WHERE key = 'external_bytes';
+END;
+CREATE TRIGGER att_bytes_delete AFTER DELETE ON att_content BEGIN
+	UPDATE meta SET value = CAST(value AS INTEGER) - OLD.length WHERE key = 'external_bytes';
+END;
