@@ -30,6 +30,8 @@ type Database struct {
 	nextToken   int64
 	watchCancel context.CancelFunc // the change watcher, while listeners exist
 	replicators map[*Replicator]struct{}
+	autoCompact *localdb.CompactPolicy // SetAutoCompaction; nil when off
+	compacting  bool                   // an automatic compaction runs
 }
 
 // Open opens the store at path, creating the file if it is missing. On

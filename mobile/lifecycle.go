@@ -139,3 +139,58 @@ func (d *Database) Expiration(docID string) (unixMillis int64, err error) {
 	}
 	return t.UnixMilli(), nil
 }
+
+// SetAutoCompaction turns automatic compaction on: whenever no replicator
+// of this Database is running (right away, and each time the last one
+// stops), the Database compacts in the background if at least
+// minFreeBytes and minFreeRatio (0 to 1) of the file are free. Both 0
+// turns it off.
+func (d *Database) SetAutoCompaction(minFreeBytes int64, minFreeRatio float64) (err error) {
+	defer recoverTo(&err)
+	if minFreeBytes < 0 || minFreeRatio < 0 || minFreeRatio > 1 {
+		return couchdoc.Errorf(couchdoc.ErrBadRequest, "minFreeBytes must be >= 0 and minFreeRatio between 0 and 1")
+	}
+	d.mu.Lock()
+	if d.closed || d.db == nil {
+		d.mu.Unlock()
+		return errClosed
+	}
+	d.autoCompact = nil
+	if minFreeBytes > 0 || minFreeRatio > 0 {
+		d.autoCompact = &localdb.CompactPolicy{MinFreeBytes: minFreeBytes, MinFreeRatio: minFreeRatio}
+	}
+	d.mu.Unlock()
+	d.maybeAutoCompact()
+	return nil
+}
+
+// maybeAutoCompact starts a background CompactIfNeeded when a policy is
+// set, no replicator runs and none is under way; the Database owns it
+// (Close waits for it).
+func (d *Database) maybeAutoCompact() {
+	if d.replicating() {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.autoCompact == nil || d.compacting {
+		return
+	}
+	p := *d.autoCompact
+	d.compacting = true
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer recoverLog("auto-compaction")
+		ran, err := d.db.CompactIfNeeded(d.ctx, p)
+		switch {
+		case err != nil && d.ctx.Err() == nil:
+			logf(LevelWarn, "auto-compaction of %s: %v", d.db.Path(), err)
+		case ran:
+			logf(LevelInfo, "auto-compacted %s", d.db.Path())
+		}
+		d.mu.Lock()
+		d.compacting = false
+		d.mu.Unlock()
+	}()
+}

@@ -2,6 +2,8 @@ package mobile
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +94,47 @@ func TestExpiration(t *testing.T) {
 	}
 	if got := must(d.Expiration("tmp")); got != 0 {
 		t.Errorf("purged doc expires at %d", got)
+	}
+}
+
+func TestAutoCompaction(t *testing.T) {
+	d := openTest(t)
+	pad := strings.Repeat("x", 2000)
+	req := map[string][]string{}
+	for i := 0; i < 300; i++ {
+		id := fmt.Sprintf("d%03d", i)
+		rev, err := d.Put(`{"_id":"` + id + `","pad":"` + pad + `"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req[id] = []string{rev}
+	}
+	b, _ := json.Marshal(req)
+	if _, err := d.Purge(string(b)); err != nil {
+		t.Fatal(err)
+	}
+	free := func() float64 { return mustJSON(t, must(d.Stats()))["free"].(float64) }
+	if free() == 0 {
+		t.Fatal("nothing to reclaim after the purge")
+	}
+	if err := d.SetAutoCompaction(-1, 0); err == nil {
+		t.Error("a negative bound was accepted")
+	}
+	if err := d.SetAutoCompaction(1<<40, 0); err != nil { // a bound not reached
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if free() == 0 {
+		t.Fatal("compacted below the bound")
+	}
+	if err := d.SetAutoCompaction(1, 0.01); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for free() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("auto-compaction never ran")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
