@@ -35,10 +35,6 @@ type Stats struct {
 	Docs, Tombstones, Revisions, Leaves, Conflicts, Attachments int64
 }
 
-// Reclaimable is the space Compact would give back at least: the free
-// pages.
-func (s *Stats) Reclaimable() int64 { return s.FreeBytes }
-
 // Sizes returns the file, active and external sizes: page counts and a
 // total the store keeps up to date, so it is cheap.
 func (db *DB) Sizes(ctx context.Context) (*Sizes, error) {

@@ -3,6 +3,8 @@ package mobile
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -19,16 +21,13 @@ import (
 // would share the seed's identity.
 func OpenCopy(seedPath, path string) (d *Database, err error) {
 	defer recoverTo(&err)
-	err = localdb.Clone(context.Background(), seedPath, path)
-	if err != nil && !isFileExists(err) {
-		return nil, err
+	if _, serr := os.Stat(path); serr != nil {
+		err = localdb.Clone(context.Background(), seedPath, path)
+		if err != nil && !errors.Is(err, couchdoc.ErrFileExists) {
+			return nil, err
+		}
 	}
 	return Open(path)
-}
-
-func isFileExists(err error) bool {
-	ce, ok := err.(*couchdoc.Error)
-	return ok && ce.Name == couchdoc.ErrFileExists.Name
 }
 
 // Purge removes documents for good, as CouchDB's _purge: requestJSON is

@@ -41,6 +41,12 @@ func TestOpenCopyPurgeStatsCompact(t *testing.T) {
 		}
 		c.Close()
 	}
+	// Once made, the copy opens even without the seed.
+	c, err := OpenCopy(filepath.Join(t.TempDir(), "gone.db"), path)
+	if err != nil {
+		t.Fatalf("OpenCopy of an existing copy without its seed: %v", err)
+	}
+	c.Close()
 	if _, err := OpenCopy(filepath.Join(t.TempDir(), "none.db"), filepath.Join(t.TempDir(), "x.db")); err == nil {
 		t.Error("OpenCopy of a missing seed succeeded")
 	}
