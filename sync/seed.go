@@ -32,7 +32,7 @@ func seedIDs(o Options) []string {
 			ids = append(ids, ReplicationID(o))
 		}
 		*side = orig
-		break // ReplicationID rests on the first peer with a UUID
+		break // a store replicating with a remote: one seeded side
 	}
 	return ids
 }
