@@ -10,9 +10,11 @@ import (
 
 // Compact stems every document to the current revs limit, drops the bodies
 // of revisions that are not leaves and the attachment content no revision
-// references any more, in small write
-// transactions so other writers are not held up for long. The revision
-// trees (ids and history) are kept.
+// references any more, in small write transactions so other writers are
+// not held up for long, then returns the free pages to the operating
+// system (the file shrinks; a reader holding an old snapshot may delay
+// that to the next Compact). The revision trees (ids and history) are
+// kept.
 func (db *DB) Compact(ctx context.Context) error {
 	if err := db.enter(); err != nil {
 		return err
@@ -99,11 +101,41 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("compact attachments: %w", err)
 	}
-	// Give the freed pages back to the main file and empty the WAL.
+	// Move the free pages to the end of the file and cut them off
+	// (auto_vacuum=INCREMENTAL), then copy the WAL into the file, which
+	// shrinks it, and empty the WAL.
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
+	if _, err := db.writer.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		return fmt.Errorf("compact: incremental vacuum: %w", err)
+	}
 	if _, err := db.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("compact: checkpoint: %w", err)
 	}
 	return nil
+}
+
+// CompactPolicy says when CompactIfNeeded compacts: when the free pages
+// pass both bounds. The zero value compacts whenever a page is free.
+type CompactPolicy struct {
+	// MinFreeBytes is the least free space worth a compaction.
+	MinFreeBytes int64
+	// MinFreeRatio is the least share of the file (0 to 1) that is free.
+	MinFreeRatio float64
+}
+
+// CompactIfNeeded runs Compact when the policy's threshold is passed and
+// reports whether it did. The caller picks the moment, best when no
+// replication is running, as a long compaction
+// would otherwise slow the replication's writes.
+func (db *DB) CompactIfNeeded(ctx context.Context, p CompactPolicy) (bool, error) {
+	s, err := db.Sizes(ctx)
+	if err != nil {
+		return false, err
+	}
+	free := s.File - s.Active
+	if free <= 0 || free < p.MinFreeBytes || float64(free) < p.MinFreeRatio*float64(s.File) {
+		return false, nil
+	}
+	return true, db.Compact(ctx)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "modernc.org/sqlite" // the SQLite driver
@@ -27,6 +28,7 @@ var ErrClosed = errors.New("localdb: database is closed")
 type DB struct {
 	path   string
 	uuid   string
+	seeds  []string             // UUIDs of the stores this one was cloned from
 	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
 	reader *sqlx.DB             // read-only pool
 	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
@@ -42,6 +44,10 @@ type DB struct {
 
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed
+
+	kick      chan struct{}      // wakes the expiry sweeper
+	stopSweep context.CancelFunc // ends the sweeper (Close)
+	sweeps    gosync.WaitGroup
 
 	lmu      gosync.Mutex
 	closed   bool
@@ -63,7 +69,9 @@ func dsn(path string, extra string) string {
 // its schema up to date. It refuses, with an *OpenError and without
 // changing the file, a path it cannot use (a missing directory, a
 // directory, no permission), another program's file (ErrNotStore) and a
-// store written by a newer Settee (ErrNewerStore).
+// store written by a newer Settee (ErrNewerStore). It purges the documents
+// that expired while the file was closed (SetExpiration) and starts the
+// goroutine that purges the others as they expire; Close stops it.
 func Open(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
@@ -84,7 +92,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
-		closing: make(chan struct{}), staging: make(map[string]bool)}
+		closing: make(chan struct{}), staging: make(map[string]bool), kick: make(chan struct{}, 1)}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
@@ -125,11 +133,24 @@ func Open(path string, opts *Options) (*DB, error) {
 		}
 		db.rstmts[q] = s
 	}
+	// Documents that expired while the store was closed go first.
+	if _, err := db.PurgeExpired(ctx, time.Now()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	db.stopSweep = cancel
+	db.sweeps.Add(1)
+	go db.sweeper(sctx)
 	return db, nil
 }
 
 func (db *DB) init(ctx context.Context, opts *Options) error {
 	if _, err := checkOwner(ctx, db.writer.DB, db.path, opts.NoCreate); err != nil {
+		return err
+	}
+	vacuum, err := db.setAutoVacuum(ctx)
+	if err != nil {
 		return err
 	}
 	var mode string
@@ -141,6 +162,13 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 	}
 	if err := migrate(ctx, db.writer.DB); err != nil {
 		return err
+	}
+	if vacuum {
+		// A file made before auto_vacuum was set: one VACUUM rewrites it so
+		// Compact can give free pages back from now on.
+		if _, err := db.writer.ExecContext(ctx, "VACUUM"); err != nil {
+			return fmt.Errorf("vacuum to enable auto_vacuum: %w", err)
+		}
 	}
 	for _, q := range writeQueries {
 		s, err := db.writer.PrepareContext(ctx, q)
@@ -161,6 +189,9 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read uuid: %w", err)
+	}
+	if db.seeds, err = readSeeds(ctx, tx); err != nil {
+		return fmt.Errorf("read seeds: %w", err)
 	}
 	var limit string
 	err = tx.QueryRowContext(ctx, "SELECT value FROM meta WHERE key='revs_limit'").Scan(&limit)
@@ -187,11 +218,31 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("read revs_limit: %w", err)
 	}
 	var seq int64
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM docs").Scan(&seq); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlUpdateSeq).Scan(&seq); err != nil {
 		return err
 	}
 	db.updateSeq.Store(seq)
 	return tx.Commit()
+}
+
+// setAutoVacuum makes the file incremental-vacuum capable (so Compact can
+// shrink it): set before the first table of a new file, or, for an older
+// file, it reports that a VACUUM must follow.
+func (db *DB) setAutoVacuum(ctx context.Context) (needVacuum bool, err error) {
+	var av, tables int
+	if err := db.writer.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&av); err != nil {
+		return false, fmt.Errorf("read auto_vacuum: %w", err)
+	}
+	if av == 2 {
+		return false, nil
+	}
+	if err := db.writer.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return false, fmt.Errorf("read schema: %w", err)
+	}
+	if _, err := db.writer.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		return false, fmt.Errorf("set auto_vacuum: %w", err)
+	}
+	return tables > 0, nil
 }
 
 func newUUID() string {
@@ -245,6 +296,10 @@ func (db *DB) Close() error {
 	db.closed = true
 	close(db.closing)
 	db.lmu.Unlock()
+	if db.stopSweep != nil {
+		db.stopSweep()
+		db.sweeps.Wait()
+	}
 	db.active.Wait()
 	db.broadcast() // wake the feeds' waits so they see the close
 	db.subs.Wait()
@@ -301,8 +356,9 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	err := db.reader.QueryRowContext(ctx, `SELECT
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count'),
-		(SELECT COALESCE(MAX(seq), 0) FROM docs)`).
-		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq)
+		(`+sqlUpdateSeq+`),
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq')`).
+		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq, &info.PurgeSeq)
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)
 	}

@@ -185,7 +185,11 @@ func TestMigrateFromV1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("DELETE FROM meta WHERE key IN ('doc_count', 'doc_del_count'); PRAGMA user_version = 1"); err != nil {
+	// Undo versions 3 (purge, expiry) and 2 (counts).
+	if _, err := raw.Exec(`DROP TABLE purged_infos; DROP TABLE expirations;
+		DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor', 'external_bytes');
+		DROP TRIGGER revs_bytes_insert; DROP TRIGGER revs_bytes_delete; DROP TRIGGER att_bytes_insert; DROP TRIGGER att_bytes_delete;
+		DELETE FROM meta WHERE key IN ('doc_count', 'doc_del_count'); PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

@@ -78,3 +78,13 @@ func leaves(t *testing.T, db *localdb.DB, id string) []string {
 	}
 	return out
 }
+
+// updateSeq reads the store's update seq (Info reads the file).
+func updateSeq(t *testing.T, db *localdb.DB) int64 {
+	t.Helper()
+	info, err := db.Info(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.UpdateSeq
+}

@@ -13,7 +13,8 @@ import (
 // decodes and is well formed, each document's stored winner, deleted and
 // conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
-// above the update sequence, and every attachment's content is stored
+// above the update sequence, purge records stay within their limit, the
+// external byte total is right, and every attachment's content is stored
 // whole. It reads one snapshot.
 func (db *DB) CheckInvariants(ctx context.Context) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
@@ -71,9 +72,17 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		rows.Close()
 		// The DB's update seq may lag commits made through another
-		// connection (a feed's watcher catches up); it is never ahead.
-		if s := db.updateSeq.Load(); s > maxSeq {
-			errs = append(errs, fmt.Errorf("update seq %d above max seq %d", s, maxSeq))
+		// connection (a feed's watcher catches up); it is never ahead of
+		// the file's (the highest doc seq, or the floor a purge left).
+		var fileSeq int64
+		if err := tx.QueryRowContext(ctx, sqlUpdateSeq).Scan(&fileSeq); err != nil {
+			return err
+		}
+		if fileSeq < maxSeq {
+			errs = append(errs, fmt.Errorf("file update seq %d below max seq %d", fileSeq, maxSeq))
+		}
+		if s := db.updateSeq.Load(); s > fileSeq {
+			errs = append(errs, fmt.Errorf("update seq %d above the file's %d", s, fileSeq))
 		}
 		// Bodies: each belongs to a tree node; each leaf has one.
 		have := make(map[int64]map[string]bool)
@@ -139,6 +148,25 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		if live != mlive || dead != mdead {
 			errs = append(errs, fmt.Errorf("stored counts %d/%d, actual %d/%d", mlive, mdead, live, dead))
+		}
+		var ext, extWant int64
+		err = tx.QueryRowContext(ctx, `SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'external_bytes'),
+			(SELECT COALESCE(SUM(LENGTH(body)), 0) FROM revs) + (SELECT COALESCE(SUM(length), 0) FROM att_content)`).Scan(&ext, &extWant)
+		if err != nil {
+			return err
+		}
+		if ext != extWant {
+			errs = append(errs, fmt.Errorf("external_bytes %d, actual %d", ext, extWant))
+		}
+		var nInfos, maxInfo, pseq, plimit int64
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(MAX(purge_seq), 0),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq'),
+			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purged_infos_limit') FROM purged_infos`).Scan(&nInfos, &maxInfo, &pseq, &plimit)
+		if err != nil {
+			return err
+		}
+		if nInfos > plimit || maxInfo > pseq {
+			errs = append(errs, fmt.Errorf("%d purge records (limit %d), newest %d, purge_seq %d", nInfos, plimit, maxInfo, pseq))
 		}
 		var fk int
 		if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM pragma_foreign_key_check").Scan(&fk); err != nil {

@@ -19,10 +19,12 @@ type Options struct {
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.
 type Info struct {
-	DocCount    int64  `json:"doc_count"`
-	DocDelCount int64  `json:"doc_del_count"`
-	UpdateSeq   int64  `json:"update_seq"`
-	UUID        string `json:"uuid"`
+	DocCount    int64 `json:"doc_count"`
+	DocDelCount int64 `json:"doc_del_count"`
+	UpdateSeq   int64 `json:"update_seq"`
+	// PurgeSeq counts the purge requests the store has applied.
+	PurgeSeq int64  `json:"purge_seq"`
+	UUID     string `json:"uuid"`
 }
 
 // GetOptions are the options of CouchDB's GET /{db}/{docid}.

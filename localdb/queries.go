@@ -24,12 +24,17 @@ const (
 	qUpsertLocal      = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
 	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos
 		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row WHERE r.doc_id = ?`
-	qMaxSeq     = "SELECT COALESCE(MAX(seq), 0) FROM docs"
+	qMaxSeq     = sqlUpdateSeq
 	qMaxDocID   = "SELECT COALESCE(MAX(doc_id), 0) FROM docs"
 	qSavepoint  = "SAVEPOINT doc"
 	qRollbackTo = "ROLLBACK TO doc"
 	qRelease    = "RELEASE doc"
 )
+
+// sqlUpdateSeq reads the update sequence: the newest document's, or the
+// floor a purge left (the sequence never goes back).
+const sqlUpdateSeq = `SELECT MAX(COALESCE((SELECT MAX(seq) FROM docs), 0),
+	COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'seq_floor'), 0))`
 
 // writeSizes are the row counts of the multi-row INSERTs and the id counts
 // of the preload queries prepared at Open: powers of two, so any count is

@@ -30,6 +30,8 @@ type Database struct {
 	nextToken   int64
 	watchCancel context.CancelFunc // the change watcher, while listeners exist
 	replicators map[*Replicator]struct{}
+	autoCompact *localdb.CompactPolicy // SetAutoCompaction; nil when off
+	compacting  bool                   // an automatic compaction runs
 }
 
 // Open opens the store at path, creating the file if it is missing. On
@@ -168,7 +170,9 @@ func (d *Database) Delete(docID, rev string) (newRev string, err error) {
 	return d.db.Delete(d.ctx, docID, rev)
 }
 
-// Compact drops the bodies of non-leaf revisions and unused attachments.
+// Compact drops the bodies of non-leaf revisions and unused attachments,
+// then gives the free space back to the file system. It can take a while
+// on a large store: call it from a background thread.
 func (d *Database) Compact() (err error) {
 	defer recoverTo(&err)
 	if err := d.check(); err != nil {

@@ -223,6 +223,7 @@ func (r *Replicator) supervise(done chan struct{}) {
 			r.queueStatusLocked()
 			r.mu.Unlock()
 			r.unregister()
+			r.db.maybeAutoCompact()
 			return
 		}
 		r.mu.Unlock()

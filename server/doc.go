@@ -17,6 +17,7 @@ package server
 //	                                  include_docs, conflicts, inclusive_end, update_seq;
 //	                                  _design_docs, _local_docs
 //	GET|PUT /{db}/_revs_limit
+//	POST /{db}/_purge, GET /{db}/_purged_infos, GET|PUT /{db}/_purged_infos_limit
 //	GET|PUT|DELETE /{db}/_local/{id}  no revision check, as CouchDB
 //	GET|HEAD|PUT|DELETE|COPY /{db}/{docid}  rev, revs, revs_info, open_revs (JSON or
 //	                                  multipart/mixed: attachment bodies follow, as

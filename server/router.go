@@ -81,7 +81,8 @@ func parseRoute(escaped string) (route, error) {
 func isDBEndpoint(s string) bool {
 	switch s {
 	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
-		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index":
+		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index",
+		"_purge", "_purged_infos", "_purged_infos_limit":
 		return true
 	}
 	return false
@@ -242,16 +243,21 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 			s.writeError(w, r, err)
 			return
 		}
+		sizes, err := db.Sizes(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]any{
 			"db_name":             rt.db,
 			"doc_count":           info.DocCount,
 			"doc_del_count":       info.DocDelCount,
 			"update_seq":          info.UpdateSeq,
-			"purge_seq":           0,
+			"purge_seq":           info.PurgeSeq,
 			"compact_running":     false,
 			"disk_format_version": 8,
 			"instance_start_time": s.start,
-			"sizes":               map[string]int{"file": 0, "external": 0, "active": 0},
+			"sizes":               sizes,
 			"props":               map[string]any{},
 			// A single node holding a single shard of every database.
 			"cluster": map[string]int{"q": 1, "n": 1, "w": 1, "r": 1},
@@ -306,6 +312,12 @@ func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt rout
 		writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "instance_start_time": s.start})
 	case "_revs_limit":
 		s.serveRevsLimit(w, r, db)
+	case "_purge":
+		s.servePurge(w, r, db)
+	case "_purged_infos":
+		s.servePurgedInfos(w, r, db)
+	case "_purged_infos_limit":
+		s.servePurgedInfosLimit(w, r, db)
 	case "_compact":
 		if r.Method != http.MethodPost {
 			s.writeError(w, r, methodNotAllowed("POST"))

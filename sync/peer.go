@@ -124,6 +124,16 @@ type Identifier interface {
 	UUID() string
 }
 
+// Seeded is the optional capability of an Identifier peer that was cloned
+// from other stores (a prebuilt seed): a replication with no checkpoint of
+// its own starts from the newest checkpoint the seed (or the seed's seed)
+// left with the same other peer, then records its own under its own id.
+type Seeded interface {
+	// SeedUUIDs returns the UUIDs of the stores the peer was cloned from,
+	// the nearest first.
+	SeedUUIDs() []string
+}
+
 // PeerInfo is what the replicator uses of a database's info.
 type PeerInfo struct {
 	DBName            string          `json:"db_name"`

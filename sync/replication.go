@@ -109,6 +109,11 @@ func (r *replication) session(ctx context.Context) error {
 		return peerErr("target", tgt, "read checkpoint", err)
 	}
 	startSeq, history := compareLogs(srcLog, tgtLog)
+	if srcLog == nil && tgtLog == nil {
+		if startSeq, history, err = r.seedStart(ctx); err != nil {
+			return err
+		}
+	}
 	if len(r.opts.Since) > 0 && !r.sinceUsed {
 		// Only the first session: one back from offline resumes from
 		// the checkpoints it wrote.

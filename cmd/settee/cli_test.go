@@ -67,6 +67,10 @@ func TestLocalStore(t *testing.T) {
 	if info["doc_count"] != 2.0 || info["uuid"] == "" {
 		t.Fatalf("info = %v", info)
 	}
+	if sz, _ := info["sizes"].(map[string]any); sz == nil || sz["file"].(float64) <= 0 || sz["external"].(float64) <= 0 ||
+		info["counts"].(map[string]any)["revisions"].(float64) < 2 || info["bytes"].(map[string]any)["bodies"].(float64) <= 0 {
+		t.Fatalf("info sizes = %v", info)
+	}
 
 	var del okResult
 	mustJSON(t, ok(t, "delete", db, "todo"), &del)

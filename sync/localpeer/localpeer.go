@@ -45,6 +45,10 @@ func (p *Peer) String() string { return "local:" + p.db.Path() }
 // UUID returns the store's persistent UUID (the replication id uses it).
 func (p *Peer) UUID() string { return p.db.UUID() }
 
+// SeedUUIDs returns the UUIDs of the stores the store was cloned from
+// (localdb.Clone), so its first replications resume from their checkpoints.
+func (p *Peer) SeedUUIDs() []string { return p.db.Seeds() }
+
 // Create reports that the store exists: couchdoc.ErrFileExists.
 func (p *Peer) Create(ctx context.Context) error { return couchdoc.ErrFileExists }
 

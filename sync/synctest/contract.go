@@ -44,6 +44,9 @@ func Run(t *testing.T, newDB Factory, caps Caps) {
 	t.Run("NoOpResyncRequests", func(t *testing.T) { testNoOpRequests(t, newDB) })
 	t.Run("CreateTarget", func(t *testing.T) { testCreateTarget(t, newDB) })
 	t.Run("OfflineAndBack", func(t *testing.T) { testOffline(t, newDB) })
+	t.Run("CloneFromSeed", func(t *testing.T) { testCloneFromSeed(t, newDB) })
+	t.Run("PurgeThenPull", func(t *testing.T) { testPurgeThenPull(t, newDB) })
+	t.Run("HandCopiedStore", func(t *testing.T) { testHandCopiedStore(t, newDB) })
 }
 
 func replicate(t testing.TB, opts sync.Options) *sync.Result {

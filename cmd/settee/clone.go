@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/settee/settee/localdb"
+)
+
+var cloneHelp = cmdHelp{
+	usage: "settee clone SEED.db NEW.db",
+	about: `Make a new local store from a prebuilt seed store: the same documents and
+checkpoints, but a UUID of its own, so each device has its own replication
+ids while its first sync with the seed's server resumes where the seed left
+off (only what changed since is fetched). The seed may be in use. NEW.db
+must not exist. Prints the new store's summary. Copy a store this way (or
+with the mobile openCopy), never with cp: a copied file keeps the seed's
+UUID and shares its checkpoints.`,
+	examples: `  settee clone prebuilt.db device1.db`,
+	exits:    true,
+}
+
+func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flagSet("clone")
+	pos, err := parseFlags(fs, cloneHelp, args, 2, 2, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	if err := localdb.Clone(ctx, pos[0], pos[1]); err != nil {
+		return err
+	}
+	db, err := openStore(pos[1], false)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+	return writeJSON(stdout, struct {
+		Path  string   `json:"path"`
+		UUID  string   `json:"uuid"`
+		Seeds []string `json:"seeds"`
+	}{db.Path(), db.UUID(), db.Seeds()})
+}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"io"
+)
+
+var compactHelp = cmdHelp{
+	usage: "settee compact LOCAL.db",
+	about: `Compact a local store: drop the bodies of old revisions and unreferenced
+attachments, then give the free space back to the file system. Prints the
+file size before and after, in bytes.`,
+	examples: `  settee compact notes.db`,
+	exits:    true,
+}
+
+func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := flagSet("compact")
+	pos, err := parseFlags(fs, compactHelp, args, 1, 1, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	db, err := openStore(pos[0], false)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+	before, err := db.Sizes(ctx)
+	if err != nil {
+		return err
+	}
+	if err := db.Compact(ctx); err != nil {
+		return err
+	}
+	after, err := db.Sizes(ctx)
+	if err != nil {
+		return err
+	}
+	return writeJSON(stdout, struct {
+		Before int64 `json:"file_before"`
+		After  int64 `json:"file_after"`
+	}{before.File, after.File})
+}
