@@ -146,3 +146,13 @@ func TestCouchDB35Target(t *testing.T) {
 		{file: "pouchdb-push.jsonl"},
 	})
 }
+
+// TestCouchDB35Purge replays CouchDB 3.5's recorded answers to _purge and
+// _purged_infos_limit (testdata/couchdb35-extra).
+func TestCouchDB35Purge(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_purge"},
+		{file: "couchdb35-extra/purge.jsonl"},
+	})
+}
