@@ -36,6 +36,7 @@ type DB struct {
 
 	revsLimit atomic.Int64
 	updateSeq atomic.Int64
+	ixs       atomic.Pointer[ixSet] // the json indexes (index.go)
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight
@@ -160,7 +161,10 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 		return err
 	}
 	db.updateSeq.Store(seq)
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return db.loadIndexes(ctx)
 }
 
 func newUUID() string {

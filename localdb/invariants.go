@@ -14,7 +14,7 @@ import (
 // conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
 // above the update sequence, and every attachment's content is stored
-// whole. It reads one snapshot.
+// whole, and the json indexes hold exactly what their definitions give. It reads one snapshot.
 func (db *DB) CheckInvariants(ctx context.Context) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
 		var errs []error
@@ -145,6 +145,11 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if fk > 0 {
 			errs = append(errs, fmt.Errorf("%d foreign key violations", fk))
 		}
+		ixErrs, err := db.checkIndexes(ctx, tx)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, ixErrs...)
 		if errs != nil {
 			return fmt.Errorf("localdb invariants: %w", errors.Join(errs...))
 		}
