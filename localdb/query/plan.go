@@ -54,7 +54,8 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 	}
 	if len(candidates) > 0 {
 		p.index = best(candidates, conj)
-	} else if len(sortFields) > 0 && !slices.Equal(sortFields, []string{"_id"}) {
+	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && fieldRange(conj, "_id").bounded()) {
+		// _all_docs sorts by _id only when the selector bounds _id.
 		return nil, ErrNoUsableIndex
 	} else {
 		p.warnings = append(p.warnings, warnNoIndex)
