@@ -16,6 +16,8 @@ package server
 //	GET|POST /{db}/_all_docs          keys, startkey/endkey, limit, skip, descending,
 //	                                  include_docs, conflicts, inclusive_end
 //	GET|PUT /{db}/_revs_limit
+//	POST /{db}/_find, _explain        Mango queries on json indexes (package localdb/query)
+//	GET|POST /{db}/_index, DELETE /{db}/_index/{ddoc}/json/{name}
 //	GET|PUT|DELETE /{db}/_local/{id}
 //	GET|HEAD|PUT|DELETE /{db}/{docid} rev, revs, revs_info, open_revs (JSON or
 //	                                  multipart/mixed), latest, conflicts,
@@ -24,5 +26,5 @@ package server
 //	                                  uploads and (Accept) downloads
 //	GET|HEAD|PUT|DELETE /{db}/{docid}/{name}  attachments, streamed both ways
 //
-// Sequences are integers. Filter functions in design documents, views,
-// _find and _security are not served (400 or 404).
+// Sequences are integers. Filter functions in design documents, views
+// and _security are not served (400 or 404).

@@ -60,6 +60,8 @@ func parseRoute(escaped string) (route, error) {
 		} else if len(rest) > 2 {
 			rt.att = strings.Join(rest[2:], "/")
 		}
+	case rest[0] == "_index" && len(rest) > 1:
+		rt.special, rt.docID = rest[0], strings.Join(rest[1:], "/")
 	case strings.HasPrefix(rest[0], "_") && isDBEndpoint(rest[0]):
 		rt.special = rest[0]
 		if len(rest) > 1 {
@@ -79,7 +81,7 @@ func parseRoute(escaped string) (route, error) {
 func isDBEndpoint(s string) bool {
 	switch s {
 	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
-		"_all_docs", "_revs_limit", "_compact", "_security", "_find", "_index":
+		"_all_docs", "_revs_limit", "_compact", "_security", "_find", "_index", "_explain":
 		return true
 	}
 	return false
@@ -294,6 +296,10 @@ func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt rout
 		writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "instance_start_time": s.start})
 	case "_revs_limit":
 		s.serveRevsLimit(w, r, db)
+	case "_find", "_explain":
+		s.serveFind(w, r, rt, db)
+	case "_index":
+		s.serveIndex(w, r, rt, db)
 	case "_compact":
 		if r.Method != http.MethodPost {
 			s.writeError(w, r, methodNotAllowed("POST"))

@@ -28,7 +28,8 @@
 // index (with CouchDB's warning) unless it sorts on anything but _id, which
 // is no_usable_index.
 //
-// The _all_docs index orders ids by bytes, as the store does; selectors
+// Design documents are never in _find's answers, as in CouchDB. The
+// _all_docs index orders ids by bytes, as the store does; selectors
 // compare strings with the ICU-like collation of package mango, so only
 // $eq on _id bounds an _all_docs scan.
 package query
