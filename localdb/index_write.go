@@ -24,11 +24,6 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	if set.empty() && !design {
 		return nil
 	}
-	if oldLive && !set.empty() && !design {
-		if _, err := w.exec("DELETE FROM mango_entries WHERE doc_id = ?", st.docID); err != nil {
-			return fmt.Errorf("unindex %q: %w", st.id, err)
-		}
-	}
 	var body []byte
 	if !wn.Deleted {
 		var err error
@@ -55,6 +50,41 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	}
 	return nil
 }
+
+// unindex deletes the entries of a document's old winner when the winner
+// changes: the keys are computed again from its body (entries hold exactly
+// what the definitions give for the winner, see CheckInvariants), so the
+// entries need no index by document.
+func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node) error {
+	if !oldLive || st.docID == 0 || mango.IsDesignID(st.id) || (wn.Rev.String() == oldWin && !wn.Deleted) {
+		return nil
+	}
+	set := w.indexes()
+	if set.empty() {
+		return nil
+	}
+	body, err := w.winnerBody(st, oldWin, nil)
+	if err != nil {
+		return err
+	}
+	doc, err := decodeForIndex(st.id, oldWin, body)
+	if err != nil {
+		return nil // not an object: in no index
+	}
+	var key []byte
+	for _, ix := range set.list {
+		var ok bool
+		if key, ok = entryKey(key[:0], ix.def, doc, st.id); ok {
+			if _, err := w.exec(qDeleteEntry, ix.id, key); err != nil {
+				return fmt.Errorf("unindex %q: %w", st.id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// qDeleteEntry deletes one index entry.
+const qDeleteEntry = "DELETE FROM mango_entries WHERE ix_id = ? AND key = ?"
 
 // winnerBody returns the body of revision rev: from the batch, else stored.
 func (w *wtx) winnerBody(st *docState, rev string, bodies []revWrite) ([]byte, error) {

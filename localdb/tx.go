@@ -198,6 +198,10 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 			break
 		}
 	}
+	// The old winner's entries go before its body may be stemmed away.
+	if err := w.unindex(st, oldWin, oldLive, wn); err != nil {
+		return false, err
+	}
 	w.seq++
 	w.fed = true
 	if st.docID == 0 {

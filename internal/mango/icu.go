@@ -120,7 +120,8 @@ func decodeRune(s string, i int) (rune, int) {
 
 // appendStringKey appends a string's sort key: its primary weights (one
 // byte for ASCII, 0x80 and three bytes of code point for others), 0x00,
-// one tertiary byte per rune, 0x00. Byte order of keys is collateStrings's
+// one tertiary byte per rune (none when the string has no uppercase
+// letter), 0x00. Byte order of keys is collateStrings's
 // order, except for invalid UTF-8, which keys as U+FFFD.
 func appendStringKey(dst []byte, s string) []byte {
 	for i := 0; i < len(s); {
@@ -133,6 +134,15 @@ func appendStringKey(dst []byte, s string) []byte {
 		i += n
 	}
 	dst = append(dst, 0)
+	upper := false
+	for i := 0; i < len(s) && !upper; i++ {
+		upper = s[i] >= 'A' && s[i] <= 'Z'
+	}
+	if !upper {
+		// All tertiary weights are 1: leaving them out keeps the order,
+		// since the 00 that follows sorts below any sequence of them.
+		return append(dst, 0)
+	}
 	for i := 0; i < len(s); {
 		r, n := decodeRune(s, i)
 		dst = append(dst, tert(r))

@@ -13,11 +13,11 @@ CREATE TABLE IF NOT EXISTS mango_indexes (
 -- mango_entries is the B-tree of each index: key is the memcomparable
 -- encoding of the indexed fields' values (mango.EncodeKey), a 00 byte and
 -- the document id's bytes, so rows sort in CouchDB collation order, ties by
--- id.
+-- id. A document's entries are found again from its winner's body, so no
+-- index by doc_id is kept.
 CREATE TABLE IF NOT EXISTS mango_entries (
-	ix_id  INTEGER NOT NULL REFERENCES mango_indexes (ix_id) ON DELETE CASCADE,
+	ix_id  INTEGER NOT NULL, -- mango_indexes.ix_id (no foreign key: checking one per entry costs writes)
 	key    BLOB    NOT NULL,
 	doc_id INTEGER NOT NULL,
 	PRIMARY KEY (ix_id, key)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS mango_entries_doc ON mango_entries (doc_id);

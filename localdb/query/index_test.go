@@ -1,6 +1,8 @@
 package query_test
 
 import (
+	"database/sql"
+
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -174,5 +176,39 @@ func TestIndexesSurviveReopen(t *testing.T) {
 	}
 	if err := db.CheckInvariants(bg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenRebuildsIndexesOfAnotherEncoding: a file whose entries were
+// written with another key encoding (here: lost) gets them rebuilt at Open.
+func TestOpenRebuildsIndexesOfAnotherEncoding(t *testing.T) {
+	path := t.TempDir() + "/x.db"
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, db, "a", `{"n": 1}`)
+	put(t, db, "b", `{"n": 2}`)
+	createIndex(t, db, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("DELETE FROM mango_entries; DELETE FROM mango_indexes; UPDATE meta SET value = '0' WHERE key = 'mango_key_version'"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err = localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, db, `{"selector": {"n": {"$gt": 0}}, "sort": ["n"]}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"a", "b"}) || res.Warning != "" {
+		t.Fatalf("after rebuild: %v %q", got, res.Warning)
 	}
 }
