@@ -1,8 +1,6 @@
 package mobile
 
 import (
-	"encoding/json"
-
 	"github.com/settee/settee/localdb/query"
 )
 
@@ -21,7 +19,7 @@ func (d *Database) Find(queryJSON string) (resultJSON string, err error) {
 	if err != nil {
 		return "", err
 	}
-	return marshalString(res)
+	return marshal(res)
 }
 
 // Explain returns CouchDB's _explain answer for a Find query: the index
@@ -35,7 +33,7 @@ func (d *Database) Explain(queryJSON string) (resultJSON string, err error) {
 	if err != nil {
 		return "", err
 	}
-	return marshalString(ex)
+	return marshal(ex)
 }
 
 // CreateIndex creates a Mango json index from CouchDB's _index body
@@ -52,7 +50,7 @@ func (d *Database) CreateIndex(indexJSON string) (resultJSON string, err error) 
 	if err != nil {
 		return "", err
 	}
-	return marshalString(res)
+	return marshal(res)
 }
 
 // Indexes lists the indexes as CouchDB's GET _index: {"total_rows": N,
@@ -62,7 +60,7 @@ func (d *Database) Indexes() (listJSON string, err error) {
 	if err := d.check(); err != nil {
 		return "", err
 	}
-	return marshalString(query.ListIndexes(d.db))
+	return marshal(query.ListIndexes(d.db))
 }
 
 // DeleteIndex removes an index ("_design/" optional on ddoc); a missing
@@ -73,12 +71,4 @@ func (d *Database) DeleteIndex(ddoc, name string) (err error) {
 		return err
 	}
 	return query.DeleteIndex(d.ctx, d.db, ddoc, name)
-}
-
-func marshalString(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil
 }

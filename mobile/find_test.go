@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -47,4 +48,51 @@ func TestFindAndIndexes(t *testing.T) {
 	if _, err := d.Find(`{"selector": "x"}`); err == nil {
 		t.Fatal("bad query accepted")
 	}
+}
+
+type queryRecorder struct {
+	results chan string
+	errs    chan string
+}
+
+func (q *queryRecorder) OnResult(js string) { q.results <- js }
+func (q *queryRecorder) OnError(msg string) { q.errs <- msg }
+
+func TestObserve(t *testing.T) {
+	d := openTest(t)
+	if _, err := d.Put(`{"_id": "a", "list": "x"}`); err != nil {
+		t.Fatal(err)
+	}
+	rec := &queryRecorder{results: make(chan string, 10), errs: make(chan string, 1)}
+	if _, err := d.Observe(`{"selector": "bad"}`, rec); err == nil {
+		t.Fatal("bad query accepted")
+	}
+	token, err := d.Observe(`{"selector": {"list": "x"}, "fields": ["_id"]}`, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func() map[string]any {
+		t.Helper()
+		select {
+		case js := <-rec.results:
+			return mustJSON(t, js)
+		case msg := <-rec.errs:
+			t.Fatalf("live query failed: %s", msg)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no result")
+		}
+		return nil
+	}
+	if u := wait(); len(u["docs"].([]any)) != 1 {
+		t.Fatalf("initial: %v", u)
+	}
+	if _, err := d.Put(`{"_id": "b", "list": "x"}`); err != nil {
+		t.Fatal(err)
+	}
+	u := wait()
+	if ch := u["changes"].([]any); len(ch) != 1 || ch[0].(map[string]any)["kind"] != "added" || ch[0].(map[string]any)["id"] != "b" {
+		t.Fatalf("update: %v", u)
+	}
+	d.StopObserving(token)
+	d.StopObserving(token)
 }

@@ -57,11 +57,17 @@ func Find(ctx context.Context, db *localdb.DB, body []byte) (*Result, error) {
 // order, and the returned Result holds all but Docs. An error from fn
 // stops the query and is returned.
 func FindFunc(ctx context.Context, db *localdb.DB, body []byte, fn func(json.RawMessage) error) (*Result, error) {
-	began := time.Now()
 	req, err := parseRequest(body)
 	if err != nil {
 		return nil, err
 	}
+	return run(ctx, db, req, func(_ *localdb.IndexRow, out json.RawMessage) error { return fn(out) })
+}
+
+// run plans and runs a parsed query, calling fn with each row returned and
+// its rendering.
+func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.IndexRow, json.RawMessage) error) (*Result, error) {
+	began := time.Now()
 	p, err := makePlan(db, req)
 	if err != nil {
 		return nil, err
@@ -92,7 +98,7 @@ func FindFunc(ctx context.Context, db *localdb.DB, body []byte, fn func(json.Raw
 			if err != nil {
 				return false, err
 			}
-			if err := fn(out); err != nil {
+			if err := fn(row, out); err != nil {
 				return false, err
 			}
 			last = row.Key

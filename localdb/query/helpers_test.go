@@ -8,6 +8,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/localdb/query"
 )
 
@@ -65,3 +66,5 @@ func wantCouchError(t testing.TB, err error, status int, name string) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+func localdbTestOpen(t *testing.T) *localdb.DB { return localdbtest.Open(t) }
