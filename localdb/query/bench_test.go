@@ -1,6 +1,7 @@
 package query_test
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
@@ -146,4 +147,34 @@ func BenchmarkBulkDocsIndexes(b *testing.B) {
 			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "docs/s")
 		})
 	}
+}
+
+// BenchmarkObserveLatency measures the time from a commit's return to the
+// live query's update (an update already computed when the commit returns
+// counts as 0), on the 100k-order store: each op writes one document
+// that enters the result of a query bounded to one customer.
+func BenchmarkObserveLatency(b *testing.B) {
+	db := benchStore(b)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	ch, _ := query.ObserveChan(ctx, db, []byte(`{"selector": {"customer": "c0007"}, "limit": 1000}`), nil)
+	<-ch
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d := orderDoc(benchDocs + i)
+		d.Body = []byte(strings.Replace(string(d.Body), fmt.Sprintf(`"customer":"c%04d"`, (benchDocs+i)%5000), `"customer":"c0007"`, 1))
+		if _, err := db.BulkDocs(bg, []*couchdoc.Doc{d}, false); err != nil {
+			b.Fatal(err)
+		}
+		t0 := time.Now() // the commit has returned
+		u := <-ch
+		lat = append(lat, time.Since(t0))
+		if len(u.Changes) != 1 || u.Changes[0].Kind != "added" {
+			b.Fatalf("update %+v", u.Changes)
+		}
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 }

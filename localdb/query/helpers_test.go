@@ -68,3 +68,7 @@ func wantCouchError(t testing.TB, err error, status int, name string) {
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 func localdbTestOpen(t *testing.T) *localdb.DB { return localdbtest.Open(t) }
+
+func deleteIndex(db *localdb.DB, ddoc, name string) error {
+	return query.DeleteIndex(bg, db, ddoc, name)
+}
