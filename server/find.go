@@ -1,6 +1,9 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"mime"
 	"net/http"
 	"strings"
@@ -44,12 +47,59 @@ func (s *Server) serveFind(w http.ResponseWriter, r *http.Request, rt route, db 
 		writeJSON(w, http.StatusOK, ex)
 		return
 	}
-	res, err := mango.Find(r.Context(), db, body)
+	s.streamFind(w, r, db, body)
+}
+
+// streamFind writes the documents as the query reads them: the answer
+// starts with the first document (or at the end, for none), so a bad
+// query still gets its error status; a failure after that ends the body
+// short, as CouchDB does.
+func (s *Server) streamFind(w http.ResponseWriter, r *http.Request, db *localdb.DB, body []byte) {
+	started := false
+	start := func() {
+		if started {
+			return
+		}
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "must-revalidate")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, `{"docs":[`)
+	}
+	n := 0
+	res, err := mango.FindFunc(r.Context(), db, body, func(doc json.RawMessage) error {
+		start()
+		if n > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		n++
+		_, err := w.Write(doc)
+		return err
+	})
 	if err != nil {
-		s.writeError(w, r, err)
+		if !started {
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.Warn("_find ended early", "path", r.URL.Path, "err", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	start()
+	// res has no docs: it encodes as {"docs":null,"bookmark":...}; what
+	// follows the docs member closes the answer.
+	var tail bytes.Buffer
+	enc := json.NewEncoder(&tail)
+	enc.SetEscapeHTML(false)
+	const head = `{"docs":null,`
+	if err := enc.Encode(res); err != nil || !bytes.HasPrefix(tail.Bytes(), []byte(head)) {
+		s.log.Error("_find: encode answer", "err", err)
+		return
+	}
+	_, _ = io.WriteString(w, "],")
+	_, _ = w.Write(tail.Bytes()[len(head):])
 }
 
 // serveIndex answers GET and POST /{db}/_index and DELETE
