@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/localdb/query"
@@ -131,5 +132,23 @@ func TestFindRejects(t *testing.T) {
 	} {
 		_, err := query.Find(bg, db, []byte(c.req))
 		wantCouchError(t, err, 400, c.name)
+	}
+}
+
+func TestFindReturnsAttachmentStubs(t *testing.T) {
+	db := localdbtest.Open(t)
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "p", Body: json.RawMessage(`{"kind": "photo"}`),
+		Attachments: map[string]*couchdoc.Attachment{"a.txt": {ContentType: "text/plain", Data: []byte("hello")}}}); err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, db, `{"selector": {"kind": "photo"}}`)
+	var doc struct {
+		Attachments map[string]struct {
+			Stub   bool `json:"stub"`
+			Length int  `json:"length"`
+		} `json:"_attachments"`
+	}
+	if len(res.Docs) != 1 || json.Unmarshal(res.Docs[0], &doc) != nil || !doc.Attachments["a.txt"].Stub || doc.Attachments["a.txt"].Length != 5 {
+		t.Fatalf("doc %s", res.Docs)
 	}
 }
