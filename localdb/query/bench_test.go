@@ -5,8 +5,10 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,9 +144,11 @@ func BenchmarkBulkDocsIndexes(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			w0 := bytesWritten(b)
 			b.ResetTimer()
 			loadOrders(b, db, 0, b.N*1000)
 			b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(float64(bytesWritten(b)-w0)/float64(b.N*1000), "wchar/doc")
 		})
 	}
 }
@@ -177,4 +181,21 @@ func BenchmarkObserveLatency(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// bytesWritten is the bytes this process has passed to write calls
+// (/proc/self/io wchar): a measure of the store's write volume that the
+// machine's load does not skew.
+func bytesWritten(b *testing.B) int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		b.Skip("no /proc/self/io")
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
 }
