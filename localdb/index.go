@@ -43,8 +43,11 @@ type storedIndex struct {
 
 // ixSet is the store's indexes, sorted by design doc then name. A published
 // set is never modified: a transaction that changes it works on a copy.
+// gen is the file's mango_generation the set reflects: every change of the
+// indexes bumps it, so a process sees another's changes (see currentSet).
 type ixSet struct {
 	list []*storedIndex
+	gen  int64
 }
 
 func (s *ixSet) empty() bool { return s == nil || len(s.list) == 0 }
@@ -62,9 +65,16 @@ func (s *ixSet) find(ddoc, name string) *storedIndex {
 }
 
 // Indexes returns the store's json indexes, sorted by design document then
-// name. The _all_docs special index is not among them.
+// name, as the file has them now (indexes created by another process
+// included). The _all_docs special index is not among them.
 func (db *DB) Indexes() []*mango.Index {
 	s := db.ixs.Load()
+	if err := db.enter(); err == nil {
+		if cur, err := db.currentSet(context.Background(), db.reader); err == nil {
+			s = cur
+		}
+		db.leave()
+	}
 	if s == nil {
 		return nil
 	}
@@ -75,8 +85,8 @@ func (db *DB) Indexes() []*mango.Index {
 	return out
 }
 
-// loadIndexes reads mango_indexes, then rebuilds every index if the file's
-// key encoding is not ours (or it predates indexes).
+// loadIndexes reads the index set, after rebuilding every index if the
+// file's key encoding is not ours (or it predates indexes).
 func (db *DB) loadIndexes(ctx context.Context) error {
 	var version string
 	err := db.writer.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'mango_key_version'), '')").Scan(&version)
@@ -86,32 +96,56 @@ func (db *DB) loadIndexes(ctx context.Context) error {
 	if version != mangoKeyVersion {
 		return db.update(ctx, func(w *wtx) error { return w.rebuildIndexes() })
 	}
-	rows, err := db.writer.QueryContext(ctx, "SELECT ix_id, ddoc, name, view FROM mango_indexes")
+	_, err = db.currentSet(ctx, db.writer)
+	return err
+}
+
+// qIndexGen reads the file's index generation.
+const qIndexGen = "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'mango_generation'), 0)"
+
+// currentSet returns the index set of the file as q sees it: the cached
+// one when its generation is the file's, else one read from q (and
+// cached). Write transactions call it first, so a writer never misses an
+// index another process created.
+func (db *DB) currentSet(ctx context.Context, q querier) (*ixSet, error) {
+	var gen int64
+	if err := q.QueryRowContext(ctx, qIndexGen).Scan(&gen); err != nil {
+		return nil, fmt.Errorf("read index generation: %w", err)
+	}
+	if s := db.ixs.Load(); s != nil && s.gen == gen {
+		return s, nil
+	}
+	rows, err := q.QueryContext(ctx, "SELECT ix_id, ddoc, name, view FROM mango_indexes")
 	if err != nil {
-		return fmt.Errorf("load indexes: %w", err)
+		return nil, fmt.Errorf("load indexes: %w", err)
 	}
 	defer rows.Close()
-	set := &ixSet{}
+	set := &ixSet{gen: gen}
 	for rows.Next() {
 		var id int64
 		var ddoc, name string
 		var view []byte
 		if err := rows.Scan(&id, &ddoc, &name, &view); err != nil {
-			return err
+			return nil, err
 		}
 		body, _ := json.Marshal(map[string]any{"language": "query", "views": map[string]json.RawMessage{name: view}})
 		defs := mango.IndexesFromDesign(ddoc, body)
 		if len(defs) != 1 {
-			return fmt.Errorf("index %s/%s: stored view does not parse", ddoc, name)
+			return nil, fmt.Errorf("index %s/%s: stored view does not parse", ddoc, name)
 		}
 		set.list = append(set.list, &storedIndex{id: id, def: defs[0]})
 	}
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	sortSet(set)
-	db.ixs.Store(set)
-	return nil
+	// Publish unless a newer set is there already (generations only grow).
+	for {
+		old := db.ixs.Load()
+		if old != nil && old.gen >= gen || db.ixs.CompareAndSwap(old, set) {
+			return set, nil
+		}
+	}
 }
 
 func sortSet(s *ixSet) {
@@ -134,6 +168,12 @@ func (w *wtx) rebuildIndexes() error {
 		return err
 	}
 	w.ixs = &ixSet{}
+	if cur := w.indexes(); cur != nil {
+		w.ixs.gen = cur.gen
+	}
+	if err := w.bumpIndexGen(); err != nil {
+		return err
+	}
 	rows, err := w.tx.QueryContext(w.ctx, `SELECT d.id, r.body FROM docs d JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
 		WHERE d.deleted = 0 AND d.id >= '_design/' AND d.id < '_design0'`)
 	if err != nil {
@@ -231,8 +271,19 @@ func (w *wtx) designChanged(id string, body []byte) error {
 		return nil
 	}
 	sortSet(next)
+	if old != nil {
+		next.gen = old.gen
+	}
 	w.ixs = next
-	return nil
+	return w.bumpIndexGen()
+}
+
+// bumpIndexGen records a change of the index set in the file (and in
+// w.ixs, published on commit).
+func (w *wtx) bumpIndexGen() error {
+	w.ixs.gen++
+	_, err := w.exec("INSERT INTO meta (key, value) VALUES ('mango_generation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", w.ixs.gen)
+	return err
 }
 
 // buildPage is how many documents buildIndex reads per query.

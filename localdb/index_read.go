@@ -39,19 +39,23 @@ type IndexRow struct {
 // index is ErrNotFound. Rows are read a page at a time, so a scan that
 // stops early reads little more than it used.
 func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bool, error)) error {
-	var ixID int64
-	if s.DDoc != "" || s.Name != "" {
-		ix := db.ixs.Load().find(s.DDoc, s.Name)
-		if ix == nil {
-			return couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
-		}
-		ixID = ix.id
-	}
 	page := s.PageSize
 	if page <= 0 {
 		page = 100
 	}
 	return db.readTx(ctx, func(tx *sql.Tx) error {
+		var ixID int64
+		if s.DDoc != "" || s.Name != "" {
+			set, err := db.currentSet(ctx, tx)
+			if err != nil {
+				return err
+			}
+			ix := set.find(s.DDoc, s.Name)
+			if ix == nil {
+				return couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
+			}
+			ixID = ix.id
+		}
 		r := db.newRtx(ctx, tx)
 		cursor, inclusive := s.Start, true
 		if s.Descending {

@@ -50,6 +50,11 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return fmt.Errorf("read update seq: %w", err)
 	}
+	// Another process may have changed the indexes since our last look.
+	if _, err := db.currentSet(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
 	if err := fn(w); err != nil {
 		tx.Rollback()
 		return err

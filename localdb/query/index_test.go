@@ -212,3 +212,43 @@ func TestOpenRebuildsIndexesOfAnotherEncoding(t *testing.T) {
 		t.Fatalf("after rebuild: %v %q", got, res.Warning)
 	}
 }
+
+// TestIndexesAcrossProcesses: two handles on one file (as two processes
+// have) see each other's index changes; writes through either keep every
+// index.
+func TestIndexesAcrossProcesses(t *testing.T) {
+	path := t.TempDir() + "/shared.db"
+	a, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	put(t, b, "x", `{"n": 1}`) // b has looked at the (empty) index set
+	createIndex(t, a, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
+	put(t, b, "y", `{"n": 2}`) // written by b, indexed by a's index
+	// (b's check: a's in-memory update seq lags b's write, which the
+	// store's invariants would report.)
+	if err := b.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, b, `{"selector": {"n": {"$gt": 0}}, "sort": ["n"]}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"x", "y"}) || res.Warning != "" {
+		t.Fatalf("b after a created the index: %v %q", got, res.Warning)
+	}
+	if err := query.DeleteIndex(bg, a, "d", "n"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, b, "z", `{"n": 3}`)
+	res = find(t, b, `{"selector": {"n": {"$gt": 0}}}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"x", "y", "z"}) || res.Warning == "" {
+		t.Fatalf("b after a dropped the index: %v %q", got, res.Warning)
+	}
+	if err := b.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+}
