@@ -38,6 +38,7 @@ type DB struct {
 
 	revsLimit atomic.Int64
 	updateSeq atomic.Int64
+	ixs       atomic.Pointer[ixSet] // the json indexes (index.go)
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight
@@ -222,7 +223,10 @@ func (db *DB) init(ctx context.Context, opts *Options) error {
 		return err
 	}
 	db.updateSeq.Store(seq)
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return db.loadIndexes(ctx)
 }
 
 // setAutoVacuum makes the file incremental-vacuum capable (so Compact can

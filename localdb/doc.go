@@ -23,6 +23,14 @@
 // table. The schema is the numbered files of package migrations, applied in
 // one transaction; PRAGMA user_version records the version.
 //
+// # Mango indexes
+//
+// Design documents with "language": "query" define json indexes (index.go):
+// SQLite B-trees of CouchDB-collation-ordered keys, changed in the
+// transaction that changes a document's winning revision, built when their
+// design document arrives and rebuilt by Open after a key encoding change.
+// ScanIndex reads them; package localdb/query plans and runs _find on them.
+//
 // # CouchDB semantics
 //
 // The rules follow CouchDB 3 and are tested against its source and against

@@ -14,8 +14,9 @@ import (
 // conflicted flags agree with its tree, the document counts are right, every leaf has a body and every
 // body belongs to a revision of the tree, sequences are unique and not
 // above the update sequence, purge records stay within their limit, the
-// external byte total is right, and every attachment's content is stored
-// whole. It reads one snapshot.
+// external byte total is right, every attachment's content is stored
+// whole, and the json indexes hold exactly what their definitions give. It
+// reads one snapshot.
 func (db *DB) CheckInvariants(ctx context.Context) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
 		var errs []error
@@ -175,6 +176,11 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if fk > 0 {
 			errs = append(errs, fmt.Errorf("%d foreign key violations", fk))
 		}
+		ixErrs, err := db.checkIndexes(ctx, tx)
+		if err != nil {
+			return err
+		}
+		errs = append(errs, ixErrs...)
 		if errs != nil {
 			return fmt.Errorf("localdb invariants: %w", errors.Join(errs...))
 		}

@@ -15,8 +15,9 @@ import (
 const pendingChunk = 100
 
 const (
-	docCols = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
-	revCols = 3 // doc_id, rev, body
+	docCols   = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
+	revCols   = 3 // doc_id, rev, body
+	entryCols = 3 // ix_id, key, doc_id
 )
 
 func multiInsert(head string, cols, rows int, tail string) string {
@@ -32,18 +33,24 @@ func insertRevsQuery(rows int) string {
 	return multiInsert("INSERT INTO revs (doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
 }
 
+func insertEntriesQuery(rows int) string {
+	return multiInsert("INSERT INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
+}
+
 var (
-	qInsertDocsChunk = insertDocsQuery(pendingChunk)
-	qInsertRevsChunk = insertRevsQuery(pendingChunk)
+	qInsertDocsChunk    = insertDocsQuery(pendingChunk)
+	qInsertRevsChunk    = insertRevsQuery(pendingChunk)
+	qInsertEntriesChunk = insertEntriesQuery(pendingChunk)
 )
 
 // pending holds buffered rows as flat argument lists.
 type pending struct {
-	docs []any
-	revs []any
+	docs    []any
+	revs    []any
+	entries []any // mango_entries rows
 }
 
-func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 }
+func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 }
 
 // nextDocID hands out doc_ids explicitly, so buffered rows and rows written
 // at once never compete for the same rowid.
@@ -67,13 +74,16 @@ func (w *wtx) flush() error {
 	if w.pend.empty() {
 		return nil
 	}
-	docs, revs := w.pend.docs, w.pend.revs
+	docs, revs, entries := w.pend.docs, w.pend.revs, w.pend.entries
 	w.pend = pending{}
 	if err := w.flushRows(docs, docCols, qInsertDocsChunk, insertDocsQuery); err != nil {
 		return fmt.Errorf("insert docs: %w", err)
 	}
 	if err := w.flushRows(revs, revCols, qInsertRevsChunk, insertRevsQuery); err != nil {
 		return fmt.Errorf("insert revs: %w", err)
+	}
+	if err := w.flushRows(entries, entryCols, qInsertEntriesChunk, insertEntriesQuery); err != nil {
+		return fmt.Errorf("insert index entries: %w", err)
 	}
 	return nil
 }

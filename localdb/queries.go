@@ -74,13 +74,13 @@ var writeQueries = []string{
 func init() {
 	for _, n := range writeSizes {
 		if n <= pendingChunk {
-			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n))
+			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n), insertEntriesQuery(n))
 		}
 		if n <= preloadChunk {
 			writeQueries = append(writeQueries, preloadQuery(n))
 		}
 	}
-	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk)
+	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk, qInsertEntriesChunk)
 }
 
 // The read pool's hot statements, prepared when the database opens (each

@@ -26,6 +26,9 @@ type wtx struct {
 	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
 	fed bool
+	// ixs is the index set as changed by this transaction (nil: unchanged),
+	// published on commit.
+	ixs *ixSet
 }
 
 // update runs fn in one write transaction; fn's error rolls it back.
@@ -47,6 +50,11 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return fmt.Errorf("read update seq: %w", err)
 	}
+	// Another process may have changed the indexes since our last look.
+	if _, err := db.currentSet(ctx, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
 	if err := fn(w); err != nil {
 		tx.Rollback()
 		return err
@@ -61,6 +69,9 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	if w.ixs != nil {
+		db.ixs.Store(w.ixs)
 	}
 	if w.fed {
 		db.noteSeq(w.seq)
@@ -143,6 +154,7 @@ type docState struct {
 	// (both false for a document not yet stored).
 	live, dead bool
 	id         string
+	win        string // the stored winner's rev ("" for a new document)
 	tree       *revtree.Tree
 	orig       []byte // the tree's encoding when loaded
 }
@@ -154,6 +166,7 @@ func (st *docState) setTree(enc []byte) error {
 	}
 	st.tree, st.orig = t, enc
 	if w := t.Winner(); w >= 0 {
+		st.win = t.Nodes[w].Rev.String()
 		st.dead = t.Nodes[w].Deleted
 		st.live = !st.dead
 	}
@@ -171,6 +184,7 @@ type revWrite struct {
 // new bodies and drops those of stemmed revisions. It reports false (and
 // writes nothing) when the tree did not change.
 func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
+	oldWin, oldLive := st.win, st.live
 	removed := st.tree.Stem(w.db.RevsLimit())
 	enc := st.tree.Marshal()
 	if st.docID != 0 && string(enc) == string(st.orig) {
@@ -188,10 +202,17 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 			break
 		}
 	}
+	// The old winner's entries go before its body may be stemmed away.
+	if err := w.unindex(st, oldWin, oldLive, wn); err != nil {
+		return false, err
+	}
 	w.seq++
 	w.fed = true
 	if st.docID == 0 {
-		return true, w.insertNew(st, wn, conflicted, enc, bodies)
+		if err := w.insertNew(st, wn, conflicted, enc, bodies); err != nil {
+			return false, err
+		}
+		return true, w.reindex(st, oldWin, oldLive, wn, bodies)
 	}
 	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
 		return false, fmt.Errorf("update doc %q: %w", st.id, err)
@@ -205,7 +226,10 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 			return false, fmt.Errorf("drop stemmed rev: %w", err)
 		}
 	}
-	return true, w.insertBodies(st, bodies)
+	if err := w.insertBodies(st, bodies); err != nil {
+		return false, err
+	}
+	return true, w.reindex(st, oldWin, oldLive, wn, bodies)
 }
 
 // insertNew writes the rows of a document new to the store: buffered in

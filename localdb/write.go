@@ -197,11 +197,11 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 	// The savepoint undoes the rows fn wrote; what fn changed in memory (rows
 	// buffered after the flush above, counts, the sequence) is undone here,
 	// or a buffered row of the failed document would be flushed later.
-	seq, docDelta, delDelta := w.seq, w.docDelta, w.delDelta
+	seq, docDelta, delDelta, ixs := w.seq, w.docDelta, w.delDelta, w.ixs
 	rev, err := fn()
 	if err != nil {
 		w.pend = pending{}
-		w.seq, w.docDelta, w.delDelta = seq, docDelta, delDelta
+		w.seq, w.docDelta, w.delDelta, w.ixs = seq, docDelta, delDelta, ixs
 		if rerr := w.execBound(qRollbackTo); rerr != nil {
 			return "", rerr
 		}

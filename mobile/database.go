@@ -30,8 +30,9 @@ type Database struct {
 	nextToken   int64
 	watchCancel context.CancelFunc // the change watcher, while listeners exist
 	replicators map[*Replicator]struct{}
-	autoCompact *localdb.CompactPolicy // SetAutoCompaction; nil when off
-	compacting  bool                   // an automatic compaction runs
+	autoCompact *localdb.CompactPolicy       // SetAutoCompaction; nil when off
+	compacting  bool                         // an automatic compaction runs
+	observers   map[int64]context.CancelFunc // live queries (observe.go), by token
 }
 
 // Open opens the store at path, creating the file if it is missing. On
@@ -49,6 +50,7 @@ func Open(path string) (d *Database, err error) {
 		db: db, ctx: ctx, cancel: cancel,
 		listeners:   map[int64]ChangeListener{},
 		replicators: map[*Replicator]struct{}{},
+		observers:   map[int64]context.CancelFunc{},
 	}, nil
 }
 

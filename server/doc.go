@@ -18,6 +18,8 @@ package server
 //	                                  _design_docs, _local_docs
 //	GET|PUT /{db}/_revs_limit
 //	POST /{db}/_purge, GET /{db}/_purged_infos, GET|PUT /{db}/_purged_infos_limit
+//	POST /{db}/_find, _explain        Mango queries on json indexes (package localdb/query)
+//	GET|POST /{db}/_index, DELETE /{db}/_index/{ddoc}/json/{name}
 //	GET|PUT|DELETE /{db}/_local/{id}  no revision check, as CouchDB
 //	GET|HEAD|PUT|DELETE|COPY /{db}/{docid}  rev, revs, revs_info, open_revs (JSON or
 //	                                  multipart/mixed: attachment bodies follow, as

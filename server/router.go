@@ -62,6 +62,8 @@ func parseRoute(escaped string) (route, error) {
 		} else if len(rest) > 2 {
 			rt.att = strings.Join(rest[2:], "/")
 		}
+	case rest[0] == "_index" && len(rest) > 1:
+		rt.special, rt.docID = rest[0], strings.Join(rest[1:], "/")
 	case strings.HasPrefix(rest[0], "_") && isDBEndpoint(rest[0]):
 		rt.special = rest[0]
 		if len(rest) > 1 {
@@ -81,7 +83,7 @@ func parseRoute(escaped string) (route, error) {
 func isDBEndpoint(s string) bool {
 	switch s {
 	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
-		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index",
+		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index", "_explain",
 		"_purge", "_purged_infos", "_purged_infos_limit":
 		return true
 	}
@@ -318,6 +320,10 @@ func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt rout
 		s.servePurgedInfos(w, r, db)
 	case "_purged_infos_limit":
 		s.servePurgedInfosLimit(w, r, db)
+	case "_find", "_explain":
+		s.serveFind(w, r, rt, db)
+	case "_index":
+		s.serveIndex(w, r, rt, db)
 	case "_compact":
 		if r.Method != http.MethodPost {
 			s.writeError(w, r, methodNotAllowed("POST"))

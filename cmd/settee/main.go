@@ -52,6 +52,8 @@ func commands() []command {
 		{"delete", "delete a document (or one conflicting revision)", runDelete},
 		{"changes", "print a local store's changes feed", runChanges},
 		{"conflicts", "list the documents that have conflicts", runConflicts},
+		{"find", "query a local store with a Mango selector (CouchDB's _find)", runFind},
+		{"index", "create, list or delete Mango json indexes", runIndex},
 		{"resolve", "resolve a conflict by choosing a winner or writing a merge", runResolve},
 		{"version", "print the version", runVersion},
 	}

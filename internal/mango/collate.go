@@ -83,10 +83,10 @@ func toInt(v any) (int64, bool) {
 }
 
 // Compare orders two JSON values with CouchDB's collation across types.
-// Within a type: numbers by value, strings by code point (CouchDB uses ICU
-// collation for strings; PouchDB, like us, compares code points), arrays
-// element by element then by length, objects key by key (keys sorted) then
-// by size. It returns -1, 0 or +1.
+// Within a type: numbers by value, strings by an approximation of ICU's
+// root collation (see icu.go; PouchDB compares code points instead), arrays
+// element by element then by length, objects key by key (keys sorted by
+// bytes, compared by bytes) then by size. It returns -1, 0 or +1.
 func Compare(a, b any) int {
 	ra, rb := typeRank(a), typeRank(b)
 	if ra != rb {
@@ -104,14 +104,7 @@ func Compare(a, b any) int {
 		}
 		return 0
 	case string:
-		y := b.(string)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
+		return collateStrings(x, b.(string))
 	case []any:
 		y := b.([]any)
 		for i := 0; i < len(x) && i < len(y); i++ {

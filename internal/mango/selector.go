@@ -42,6 +42,7 @@ func (e *SyntaxError) Unwrap() error {
 // Selector is a parsed selector, safe for concurrent use.
 type Selector struct {
 	match cond
+	raw   map[string]any
 }
 
 // cond tests a value; found is false when the field is missing.
@@ -74,7 +75,7 @@ func ParseValue(v any) (*Selector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Selector{match: c}, nil
+	return &Selector{match: c, raw: obj}, nil
 }
 
 // Match reports whether a decoded JSON document matches the selector.

@@ -215,7 +215,7 @@ func verifyBatches(path string) (int, error) {
 	perBatch := map[int]int{}
 	n := 0
 	for id := range deleted {
-		if strings.HasPrefix(id, "c") {
+		if strings.HasPrefix(id, "c") || strings.HasPrefix(id, "_design/") {
 			continue
 		}
 		k, err := strconv.Atoi(id[1:7])
@@ -224,6 +224,10 @@ func verifyBatches(path string) (int, error) {
 		}
 		perBatch[k]++
 		n = max(n, k)
+	}
+	// The child creates its two indexes before its first batch.
+	if n > 0 && len(db.Indexes()) != 2 {
+		return 0, fmt.Errorf("%d indexes after batch %d, want 2", len(db.Indexes()), n)
 	}
 	for k := 1; k <= n; k++ {
 		if perBatch[k] != batchSize(k) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/query"
 )
 
 // progressID is the child's checkpoint: the last batch it wrote.
@@ -121,6 +122,18 @@ func crashChild(path string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash child: open:", err)
 		return 2
+	}
+	// Mango indexes, kept in the batches' transactions, are checked
+	// against the documents by CheckInvariants after every kill (a kill
+	// can also land while one is created and built).
+	for _, ix := range []string{
+		`{"index": {"fields": ["batch", "j"]}, "ddoc": "crash", "name": "batch-j"}`,
+		`{"index": {"fields": ["j"], "partial_filter_selector": {"j": {"$gt": 0}}}, "ddoc": "crash", "name": "j"}`,
+	} {
+		if _, err := query.CreateIndex(ctx, db, []byte(ix)); err != nil {
+			fmt.Fprintln(os.Stderr, "crash child: create index:", err)
+			return 2
+		}
 	}
 	revs := map[string]string{}
 	revOf := func(id string) (string, error) {

@@ -22,6 +22,7 @@ import java.util.regex.Pattern;
 import mobile.AttachmentReader;
 import mobile.AttachmentSource;
 import mobile.ChangeListener;
+import mobile.QueryListener;
 import mobile.ConflictResolver;
 import mobile.Database;
 import mobile.Logger;
@@ -204,6 +205,28 @@ public class BindingTest {
 		// Removing is synchronous for new changes: give a stray call the
 		// time to show up, then require none.
 		assertNull(got.poll(300, TimeUnit.MILLISECONDS));
+	}
+
+	@Test
+	public void findAndObserve() throws Exception {
+		db.put("{\"_id\":\"t1\",\"list\":\"x\",\"pos\":2}");
+		db.put("{\"_id\":\"t2\",\"list\":\"x\",\"pos\":1}");
+		assertEquals("created", str(db.createIndex("{\"index\":{\"fields\":[\"list\",\"pos\"]},\"ddoc\":\"t\",\"name\":\"by-list\"}"), "result"));
+		String found = db.find("{\"selector\":{\"list\":\"x\"},\"sort\":[\"list\",\"pos\"],\"fields\":[\"_id\"]}");
+		assertTrue(found, found.startsWith("{\"docs\":[{\"_id\":\"t2\"},{\"_id\":\"t1\"}]"));
+		assertEquals(2, num(db.indexes(), "total_rows"));
+		BlockingQueue<String> got = new LinkedBlockingQueue<>();
+		long token = db.observe("{\"selector\":{\"list\":\"x\"}}", new QueryListener() {
+			@Override public void onResult(String updateJSON) { got.add(updateJSON); }
+			@Override public void onError(String message) { got.add("error " + message); }
+		});
+		assertNotNull("no initial result", got.poll(20, TimeUnit.SECONDS));
+		db.put("{\"_id\":\"t3\",\"list\":\"x\",\"pos\":0}");
+		String update = got.poll(20, TimeUnit.SECONDS);
+		assertNotNull("no live update", update);
+		assertTrue(update, update.contains("\"kind\":\"added\",\"id\":\"t3\""));
+		db.stopObserving(token);
+		db.deleteIndex("t", "by-list");
 	}
 
 	@Test

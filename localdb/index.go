@@ -1,0 +1,363 @@
+package localdb
+
+// Mango json indexes.
+//
+// A json index is a view of a design document whose language is "query",
+// stored exactly as CouchDB 3 stores it, so indexes replicate like any
+// design document. The store keeps, besides that document, one row per
+// index in mango_indexes and one row per indexed document in
+// mango_entries, a WITHOUT ROWID table whose primary key (ix_id, key) is a
+// real SQLite B-tree: key is mango.EncodeKey of the indexed fields' values,
+// a 00 byte and the document id, so a range of CouchDB collation order is
+// a range of bytes, ties ordered by id.
+//
+// Entries are written in the transaction that changes a document's winning
+// revision: only winning, non-deleted revisions of documents that are not
+// design documents are indexed, and only when they have every indexed field
+// and match the partial filter selector. A design document whose winner
+// gains, changes or loses a query view (a local write or a replicated one)
+// creates, rebuilds or drops its indexes in the same transaction; creating
+// one reads every live document once. Open rebuilds every index when the
+// file was written with another key encoding (mangoKeyVersion) or before
+// indexes existed.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/settee/settee/internal/mango"
+)
+
+// mangoKeyVersion names the key encoding of mango_entries; Open rebuilds
+// the indexes of a file written with another.
+const mangoKeyVersion = "2"
+
+// storedIndex is an index and its mango_indexes row.
+type storedIndex struct {
+	id  int64
+	def *mango.Index
+}
+
+// ixSet is the store's indexes, sorted by design doc then name. A published
+// set is never modified: a transaction that changes it works on a copy.
+// gen is the file's mango_generation the set reflects: every change of the
+// indexes bumps it, so a process sees another's changes (see currentSet).
+type ixSet struct {
+	list []*storedIndex
+	gen  int64
+}
+
+func (s *ixSet) empty() bool { return s == nil || len(s.list) == 0 }
+
+func (s *ixSet) find(ddoc, name string) *storedIndex {
+	if s == nil {
+		return nil
+	}
+	for _, ix := range s.list {
+		if ix.def.DDoc == ddoc && ix.def.Name == name {
+			return ix
+		}
+	}
+	return nil
+}
+
+// Indexes returns the store's json indexes, sorted by design document then
+// name, as the file has them now (indexes created by another process
+// included). The _all_docs special index is not among them.
+func (db *DB) Indexes() []*mango.Index {
+	s := db.ixs.Load()
+	if err := db.enter(); err == nil {
+		if cur, err := db.currentSet(context.Background(), db.reader); err == nil {
+			s = cur
+		}
+		db.leave()
+	}
+	if s == nil {
+		return nil
+	}
+	out := make([]*mango.Index, len(s.list))
+	for i, ix := range s.list {
+		out[i] = ix.def
+	}
+	return out
+}
+
+// loadIndexes reads the index set, after rebuilding every index if the
+// file's key encoding is not ours (or it predates indexes).
+func (db *DB) loadIndexes(ctx context.Context) error {
+	var version string
+	err := db.writer.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'mango_key_version'), '')").Scan(&version)
+	if err != nil {
+		return fmt.Errorf("read index version: %w", err)
+	}
+	if version != mangoKeyVersion {
+		return db.update(ctx, func(w *wtx) error { return w.rebuildIndexes() })
+	}
+	_, err = db.currentSet(ctx, db.writer)
+	return err
+}
+
+// qIndexGen reads the file's index generation.
+const qIndexGen = "SELECT COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'mango_generation'), 0)"
+
+// currentSet returns the index set of the file as q sees it: the cached
+// one when its generation is the file's, else one read from q (and
+// cached). Write transactions call it first, so a writer never misses an
+// index another process created.
+func (db *DB) currentSet(ctx context.Context, q querier) (*ixSet, error) {
+	var gen int64
+	if err := q.QueryRowContext(ctx, qIndexGen).Scan(&gen); err != nil {
+		return nil, fmt.Errorf("read index generation: %w", err)
+	}
+	if s := db.ixs.Load(); s != nil && s.gen == gen {
+		return s, nil
+	}
+	rows, err := q.QueryContext(ctx, "SELECT ix_id, ddoc, name, view FROM mango_indexes")
+	if err != nil {
+		return nil, fmt.Errorf("load indexes: %w", err)
+	}
+	defer rows.Close()
+	set := &ixSet{gen: gen}
+	for rows.Next() {
+		var id int64
+		var ddoc, name string
+		var view []byte
+		if err := rows.Scan(&id, &ddoc, &name, &view); err != nil {
+			return nil, err
+		}
+		body, _ := json.Marshal(map[string]any{"language": "query", "views": map[string]json.RawMessage{name: view}})
+		defs := mango.IndexesFromDesign(ddoc, body)
+		if len(defs) != 1 {
+			return nil, fmt.Errorf("index %s/%s: stored view does not parse", ddoc, name)
+		}
+		set.list = append(set.list, &storedIndex{id: id, def: defs[0]})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sortSet(set)
+	// Publish unless a newer set is there already (generations only grow).
+	for {
+		old := db.ixs.Load()
+		if old != nil && old.gen >= gen || db.ixs.CompareAndSwap(old, set) {
+			return set, nil
+		}
+	}
+}
+
+func sortSet(s *ixSet) {
+	sort.Slice(s.list, func(i, j int) bool {
+		a, b := s.list[i].def, s.list[j].def
+		if a.DDoc != b.DDoc {
+			return a.DDoc < b.DDoc
+		}
+		return a.Name < b.Name
+	})
+}
+
+// rebuildIndexes drops every index and makes them again from the design
+// documents, then records the key encoding.
+func (w *wtx) rebuildIndexes() error {
+	if _, err := w.exec("DELETE FROM mango_entries"); err != nil {
+		return err
+	}
+	if _, err := w.exec("DELETE FROM mango_indexes"); err != nil {
+		return err
+	}
+	w.ixs = &ixSet{}
+	if cur := w.indexes(); cur != nil {
+		w.ixs.gen = cur.gen
+	}
+	if err := w.bumpIndexGen(); err != nil {
+		return err
+	}
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT d.id, r.body FROM docs d JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
+		WHERE d.deleted = 0 AND d.id >= '_design/' AND d.id < '_design0'`)
+	if err != nil {
+		return fmt.Errorf("read design docs: %w", err)
+	}
+	type ddoc struct {
+		id   string
+		body []byte
+	}
+	var ddocs []ddoc
+	for rows.Next() {
+		var d ddoc
+		if err := rows.Scan(&d.id, &d.body); err != nil {
+			rows.Close()
+			return err
+		}
+		ddocs = append(ddocs, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, d := range ddocs {
+		if err := w.designChanged(d.id, d.body); err != nil {
+			return err
+		}
+	}
+	_, err = w.exec("INSERT INTO meta (key, value) VALUES ('mango_key_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", mangoKeyVersion)
+	return err
+}
+
+// indexes returns the set this transaction sees.
+func (w *wtx) indexes() *ixSet {
+	if w.ixs != nil {
+		return w.ixs
+	}
+	return w.db.ixs.Load()
+}
+
+// designChanged brings the indexes of design document id in line with its
+// new winning body (nil when deleted): indexes gone or redefined are
+// dropped, new ones are created and built.
+func (w *wtx) designChanged(id string, body []byte) error {
+	var defs []*mango.Index
+	if body != nil {
+		defs = mango.IndexesFromDesign(id, body)
+	}
+	old := w.indexes()
+	next := &ixSet{}
+	var build []*storedIndex
+	if old != nil {
+		for _, ix := range old.list {
+			if ix.def.DDoc != id {
+				next.list = append(next.list, ix)
+			}
+		}
+	}
+	for _, def := range defs {
+		if cur := old.find(id, def.Name); cur != nil && cur.def.Same(def) {
+			next.list = append(next.list, cur)
+			continue
+		}
+		build = append(build, &storedIndex{def: def})
+	}
+	if old != nil {
+		for _, ix := range old.list {
+			if ix.def.DDoc == id && next.find(id, ix.def.Name) == nil {
+				if _, err := w.exec("DELETE FROM mango_entries WHERE ix_id = ?", ix.id); err != nil {
+					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
+				}
+				if _, err := w.exec("DELETE FROM mango_indexes WHERE ix_id = ?", ix.id); err != nil {
+					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
+				}
+			}
+		}
+	}
+	for _, ix := range build {
+		var view bytes.Buffer
+		if err := json.Compact(&view, ix.def.View(json.RawMessage(`{}`))); err != nil {
+			return err
+		}
+		res, err := w.exec("INSERT INTO mango_indexes (ddoc, name, view) VALUES (?, ?, ?)", id, ix.def.Name, view.Bytes())
+		if err != nil {
+			return fmt.Errorf("create index %s: %w", ix.def.Name, err)
+		}
+		if ix.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		if err := w.buildIndex(ix); err != nil {
+			return err
+		}
+		next.list = append(next.list, ix)
+	}
+	if len(build) == 0 && old != nil && len(next.list) == len(old.list) {
+		return nil
+	}
+	sortSet(next)
+	if old != nil {
+		next.gen = old.gen
+	}
+	w.ixs = next
+	return w.bumpIndexGen()
+}
+
+// bumpIndexGen records a change of the index set in the file (and in
+// w.ixs, published on commit).
+func (w *wtx) bumpIndexGen() error {
+	w.ixs.gen++
+	_, err := w.exec("INSERT INTO meta (key, value) VALUES ('mango_generation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", w.ixs.gen)
+	return err
+}
+
+// buildPage is how many documents buildIndex reads per query.
+const buildPage = 1000
+
+// buildIndex indexes every live document, a page at a time.
+func (w *wtx) buildIndex(ix *storedIndex) error {
+	after := int64(-1)
+	var key []byte
+	for {
+		if err := w.flush(); err != nil {
+			return err
+		}
+		rows, err := w.tx.QueryContext(w.ctx, `SELECT d.doc_id, d.id, d.winner, r.body FROM docs d
+			JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
+			WHERE d.doc_id > ? AND d.deleted = 0 ORDER BY d.doc_id LIMIT ?`, after, buildPage)
+		if err != nil {
+			return fmt.Errorf("build index %s: %w", ix.def.Name, err)
+		}
+		n := 0
+		for rows.Next() {
+			var docID int64
+			var id, rev string
+			var body []byte
+			if err := rows.Scan(&docID, &id, &rev, &body); err != nil {
+				rows.Close()
+				return err
+			}
+			n++
+			after = docID
+			if mango.IsDesignID(id) {
+				continue
+			}
+			doc, err := decodeForIndex(id, rev, body)
+			if err != nil {
+				continue // not an object: in no index
+			}
+			var ok bool
+			if key, ok = entryKey(key[:0], ix.def, doc, id); ok {
+				w.pend.entries = append(w.pend.entries, ix.id, bytes.Clone(key), docID)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if n < buildPage {
+			return w.flush()
+		}
+	}
+}
+
+// entryKey appends the stored key of doc in index def: the fields' key, 00,
+// the id.
+func entryKey(dst []byte, def *mango.Index, doc map[string]any, id string) ([]byte, bool) {
+	dst, ok := def.Entry(dst, doc)
+	if !ok {
+		return dst, false
+	}
+	return append(append(dst, 0), id...), true
+}
+
+// decodeForIndex decodes a stored body as the indexer sees it, with _id and
+// _rev.
+func decodeForIndex(id, rev string, body []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["_id"], m["_rev"] = id, rev
+	return m, nil
+}

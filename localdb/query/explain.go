@@ -1,0 +1,92 @@
+package query
+
+import (
+	"context"
+
+	"github.com/settee/settee/localdb"
+)
+
+// Explain answers POST /{db}/_explain for a _find body: the index chosen,
+// the normalized selector, the options and the key range, in CouchDB 3's
+// shape. It fails as Find would.
+func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (map[string]any, error) {
+	req, err := parseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	p, err := makePlan(db, req)
+	if err != nil {
+		return nil, err
+	}
+	var index IndexInfo
+	if p.index == nil {
+		index = allDocsInfo()
+	} else {
+		index = jsonInfo(p.index)
+	}
+	var fields any = "all_fields"
+	if req.fields != nil {
+		fields = req.fields
+	}
+	sort := map[string]any{}
+	for _, f := range req.sort {
+		dir := "asc"
+		if f.Desc {
+			dir = "desc"
+		}
+		sort[f.Field] = dir
+	}
+	useIndex := req.useIndex
+	if useIndex == nil {
+		useIndex = []string{}
+	}
+	bookmark := req.bookmark
+	if bookmark == "" {
+		bookmark = "nil"
+	}
+	direction := "fwd"
+	if p.scan.Descending {
+		direction = "rev"
+	}
+	var startKey, endKey any = bound(p.startKey, false), bound(p.endKey, p.endOpen)
+	if p.index == nil {
+		startKey, endKey = idBound(p.startKey), idBound(p.endKey)
+	}
+	return map[string]any{
+		"dbname":      dbName,
+		"index":       index,
+		"partitioned": false,
+		"selector":    req.selector.Normalized(),
+		"opts": map[string]any{
+			"use_index": useIndex, "bookmark": bookmark, "limit": req.limit, "skip": req.skip,
+			"sort": sort, "fields": fields, "partition": "", "r": 1, "conflicts": false,
+			"stale": false, "update": true, "stable": false, "execution_stats": req.stats,
+		},
+		"limit":  req.limit,
+		"skip":   req.skip,
+		"fields": fields,
+		"mrargs": map[string]any{
+			"include_docs": true, "view_type": "map", "reduce": false, "partition": nil,
+			"start_key": startKey, "end_key": endKey, "direction": direction,
+			"stable": false, "update": "true", "conflicts": "undefined",
+		},
+		"covering": false,
+	}, nil
+}
+
+// bound is a json index bound as CouchDB shows it: the values, then
+// "<MAX>" for an open end.
+func bound(vals []any, open bool) []any {
+	out := append([]any{}, vals...)
+	if open {
+		out = append(out, "<MAX>")
+	}
+	return out
+}
+
+func idBound(vals []any) any {
+	if len(vals) == 0 {
+		return nil
+	}
+	return vals[0]
+}

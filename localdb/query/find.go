@@ -1,0 +1,185 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb"
+)
+
+// Result is a _find answer: the documents (JSON objects, projected to the
+// requested fields), the bookmark of the next page ("nil" when nothing was
+// returned and no bookmark given), CouchDB's warnings joined by newlines,
+// and the execution stats when asked.
+type Result struct {
+	Docs     []json.RawMessage `json:"docs"`
+	Bookmark string            `json:"bookmark"`
+	Stats    *Stats            `json:"execution_stats,omitempty"`
+	Warning  string            `json:"warning,omitempty"`
+}
+
+// Stats are CouchDB's execution_stats.
+type Stats struct {
+	TotalKeysExamined       int     `json:"total_keys_examined"`
+	TotalDocsExamined       int     `json:"total_docs_examined"`
+	TotalQuorumDocsExamined int     `json:"total_quorum_docs_examined"`
+	ResultsReturned         int     `json:"results_returned"`
+	ExecutionTimeMs         float64 `json:"execution_time_ms"`
+}
+
+// scanWarningRatio is CouchDB's mango.index_scan_warning_threshold.
+const scanWarningRatio = 10
+
+const warnScanRatio = "The number of documents examined is high in proportion to the number of results returned. Consider adding a more specific index to improve this."
+
+// Find runs a POST /{db}/_find body against the store and collects the
+// documents. Errors are *couchdoc.Error values with CouchDB's names and
+// statuses (bad requests, no_usable_index, invalid_bookmark).
+func Find(ctx context.Context, db *localdb.DB, body []byte) (*Result, error) {
+	res := &Result{Docs: []json.RawMessage{}}
+	tail, err := FindFunc(ctx, db, body, func(doc json.RawMessage) error {
+		res.Docs = append(res.Docs, doc)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Bookmark, res.Stats, res.Warning = tail.Bookmark, tail.Stats, tail.Warning
+	return res, nil
+}
+
+// FindFunc is Find streaming: fn gets each document as it is read, in
+// order, and the returned Result holds all but Docs. An error from fn
+// stops the query and is returned.
+func FindFunc(ctx context.Context, db *localdb.DB, body []byte, fn func(json.RawMessage) error) (*Result, error) {
+	req, err := parseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return run(ctx, db, req, func(_ *localdb.IndexRow, out json.RawMessage) error { return fn(out) })
+}
+
+// run plans and runs a parsed query, calling fn with each row returned and
+// its rendering.
+func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.IndexRow, json.RawMessage) error) (*Result, error) {
+	began := time.Now()
+	p, err := makePlan(db, req)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stats{}
+	var last []byte
+	skip := req.skip
+	if !p.empty && req.limit > 0 {
+		p.scan.PageSize = min(req.limit+req.skip, 1000)
+		err = db.ScanIndex(ctx, p.scan, func(row *localdb.IndexRow) (bool, error) {
+			st.TotalKeysExamined++
+			if mango.IsDesignID(row.Doc.ID) {
+				return true, nil // CouchDB leaves design docs out of _find
+			}
+			st.TotalDocsExamined++
+			doc, err := decodeDoc(row)
+			if err != nil || !req.selector.Match(doc) {
+				return true, nil
+			}
+			if p.index == nil && !hasFields(doc, req.sort) {
+				return true, nil
+			}
+			if skip > 0 {
+				skip--
+				return true, nil
+			}
+			out, err := render(row, doc, req.fields)
+			if err != nil {
+				return false, err
+			}
+			if err := fn(row, out); err != nil {
+				return false, err
+			}
+			last = row.Key
+			st.ResultsReturned++
+			return st.ResultsReturned < req.limit, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	res := &Result{Bookmark: "nil"}
+	switch {
+	case last != nil:
+		res.Bookmark = base64.RawURLEncoding.EncodeToString(last)
+	case req.bookmark != "":
+		res.Bookmark = req.bookmark
+	}
+	warnings := p.warnings
+	// CouchDB warns when docs examined / results returned (or docs
+	// examined, with no results) is above the threshold.
+	if st.TotalDocsExamined > scanWarningRatio*max(st.ResultsReturned, 1) {
+		warnings = append(warnings, warnScanRatio)
+	}
+	res.Warning = strings.Join(warnings, "\n")
+	if req.stats {
+		st.ExecutionTimeMs = float64(time.Since(began).Microseconds()) / 1000
+		res.Stats = st
+	}
+	return res, nil
+}
+
+// decodeDoc decodes a row's document with _id and _rev, as selectors see
+// it.
+func decodeDoc(row *localdb.IndexRow) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(row.Doc.Body))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	m["_id"], m["_rev"] = row.Doc.ID, row.Doc.Rev
+	return m, nil
+}
+
+// hasFields: a document sorted by fields must have them (an index would
+// not hold it otherwise).
+func hasFields(doc map[string]any, sort []mango.SortField) bool {
+	for _, f := range sort {
+		if _, ok := mango.Lookup(doc, f.Field); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// render encodes the document, or only the listed fields (nested paths
+// rebuilt as nested objects, missing ones left out).
+func render(row *localdb.IndexRow, doc map[string]any, fields []string) (json.RawMessage, error) {
+	if fields == nil {
+		return row.Doc.AppendJSON(nil)
+	}
+	out := map[string]any{}
+	for _, f := range fields {
+		v, ok := mango.Lookup(doc, f)
+		if !ok {
+			continue
+		}
+		parts := strings.Split(f, ".")
+		m := out
+		for _, p := range parts[:len(parts)-1] {
+			sub, ok := m[p].(map[string]any)
+			if !ok {
+				sub = map[string]any{}
+				m[p] = sub
+			}
+			m = sub
+		}
+		m[parts[len(parts)-1]] = v
+	}
+	return json.Marshal(out)
+}

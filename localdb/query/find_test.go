@@ -1,0 +1,154 @@
+package query_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
+	"github.com/settee/settee/localdb/query"
+)
+
+func orders(t *testing.T) *localdb.DB {
+	db := localdbtest.Open(t)
+	for i := 0; i < 40; i++ {
+		put(t, db, fmt.Sprintf("o%02d", i), fmt.Sprintf(`{"customer": "c%d", "when": %d, "open": %v, "total": %d, "items": {"n": %d}}`, i%4, i, i%3 == 0, 100-i, i%5))
+	}
+	return db
+}
+
+func TestFindPlansLikeCouchDB(t *testing.T) {
+	db := orders(t)
+	// No index for a sort: CouchDB's no_usable_index.
+	_, err := query.Find(bg, db, []byte(`{"selector": {"customer": "c1"}, "sort": ["when"]}`))
+	wantCouchError(t, err, 400, "no_usable_index")
+	_, err = query.Find(bg, db, []byte(`{"selector": {"customer": "c1"}, "sort": [{"when": "desc"}, "total"]}`))
+	wantCouchError(t, err, 400, "unsupported_mixed_sort")
+	// Without an index: the _all_docs scan and its warnings.
+	res := find(t, db, `{"selector": {"customer": "c1"}, "execution_stats": true}`)
+	if len(res.Docs) != 10 || res.Stats.TotalDocsExamined != 40 ||
+		res.Warning != "No matching index found, create an index to optimize query time." {
+		t.Fatalf("no index: %d docs %+v %q", len(res.Docs), res.Stats, res.Warning)
+	}
+	res = find(t, db, `{"selector": {"when": 7}}`)
+	if !strings.Contains(res.Warning, "No matching index found") || !strings.Contains(res.Warning, "\nThe number of documents examined is high") {
+		t.Fatalf("warnings %q", res.Warning)
+	}
+	createIndex(t, db, `{"index": {"fields": ["customer", "when"]}, "ddoc": "orders", "name": "customer-when"}`)
+	createIndex(t, db, `{"index": {"fields": ["when"], "partial_filter_selector": {"open": true}}, "ddoc": "orders", "name": "when"}`)
+	// "Open orders of this customer, newest first": the index bounds the
+	// range, so only the returned rows are read.
+	res = find(t, db, `{"selector": {"customer": "c1", "when": {"$gt": 4}}, "sort": [{"customer": "desc"}, {"when": "desc"}], "limit": 3, "execution_stats": true}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"o37", "o33", "o29"}) || res.Warning != "" || res.Stats.TotalKeysExamined != 3 {
+		t.Fatalf("indexed: %v %q %+v", got, res.Warning, res.Stats)
+	}
+	// A constant leading column lets the index serve a sort on the next.
+	res = find(t, db, `{"selector": {"customer": "c2"}, "sort": ["when"], "limit": 2}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"o02", "o06"}) {
+		t.Fatalf("constant prefix: %v", got)
+	}
+	// The partial index is used only when named.
+	q := `{"selector": {"when": {"$lt": 7}, "open": true}, "execution_stats": true}`
+	if ex, _ := query.Explain(bg, db, "db", []byte(q)); ex["index"].(query.IndexInfo).Name != "_all_docs" {
+		t.Fatalf("partial index chosen unasked: %v", ex["index"])
+	}
+	res = find(t, db, strings.Replace(q, `{"selector"`, `{"use_index": ["orders", "when"], "selector"`, 1))
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"o00", "o03", "o06"}) || res.Warning != "" || res.Stats.TotalKeysExamined != 3 {
+		t.Fatalf("partial: %v %q %+v", got, res.Warning, res.Stats)
+	}
+	// use_index naming an index that cannot serve the query.
+	res = find(t, db, `{"selector": {"total": 99}, "use_index": "orders"}`)
+	if !strings.HasPrefix(res.Warning, "_design/orders was not used because it does not contain a valid index for this query.") || len(res.Docs) != 1 {
+		t.Fatalf("use_index fallback %q", res.Warning)
+	}
+}
+
+func TestFindPagesWithBookmarks(t *testing.T) {
+	db := orders(t)
+	createIndex(t, db, `{"index": {"fields": ["items.n", "when"]}}`)
+	for _, q := range []string{
+		`{"selector": {"items.n": {"$gte": 1}}, "sort": ["items.n", "when"], "limit": 4}`,
+		`{"selector": {"items.n": {"$gte": 1}}, "sort": [{"items.n": "desc"}, {"when": "desc"}], "limit": 3}`,
+		`{"selector": {"total": {"$gt": 70}}, "limit": 7}`,
+	} {
+		all := ids(t, find(t, db, strings.Replace(q, `"limit"`, `"limit": 1000, "x"`, 1)))
+		var paged []string
+		bookmark := ""
+		for i := 0; i < 50; i++ {
+			body := q
+			if bookmark != "" {
+				body = strings.Replace(q, `{"selector"`, `{"bookmark": "`+bookmark+`", "selector"`, 1)
+			}
+			res := find(t, db, body)
+			if len(res.Docs) == 0 {
+				if res.Bookmark != bookmark {
+					t.Fatalf("empty page changed the bookmark")
+				}
+				break
+			}
+			paged = append(paged, ids(t, res)...)
+			bookmark = res.Bookmark
+		}
+		if len(all) < 5 || !reflect.DeepEqual(paged, all) {
+			t.Fatalf("%s: paged %v, all %v", q, paged, all)
+		}
+	}
+	_, err := query.Find(bg, db, []byte(`{"selector": {}, "bookmark": "!!"}`))
+	wantCouchError(t, err, 400, "invalid_bookmark")
+}
+
+func TestFindFieldsSkipLimit(t *testing.T) {
+	db := orders(t)
+	res := find(t, db, `{"selector": {"customer": "c3"}, "fields": ["_id", "items.n", "missing"], "skip": 1, "limit": 2}`)
+	got, _ := json.Marshal(res.Docs)
+	if string(got) != `[{"_id":"o07","items":{"n":2}},{"_id":"o11","items":{"n":1}}]` {
+		t.Fatalf("fields: %s", got)
+	}
+	if res := find(t, db, `{"selector": {}, "limit": 0}`); len(res.Docs) != 0 || res.Bookmark != "nil" {
+		t.Fatalf("limit 0: %+v", res)
+	}
+	// The default limit is 25.
+	if res := find(t, db, `{"selector": {}}`); len(res.Docs) != 25 {
+		t.Fatalf("default limit: %d docs", len(res.Docs))
+	}
+}
+
+func TestFindRejects(t *testing.T) {
+	db := orders(t)
+	for _, c := range []struct{ req, name string }{
+		{`{}`, "missing_required_key"},
+		{`{"selector": []}`, "invalid_selector_json"},
+		{`{"selector": {"a": {"$nope": 1}}}`, "bad_request"},
+		{`{"selector": {}, "limit": -1}`, "invalid_value"},
+		{`{"selector": {}, "skip": "x"}`, "invalid_value"},
+		{`{"selector": {}, "sort": "a"}`, "invalid_sort_json"},
+		{`{"selector": {}, "fields": "a"}`, "invalid_value"},
+		{`{"selector": {}, "use_index": 3}`, "invalid_value"},
+		{`not json`, "bad_request"},
+	} {
+		_, err := query.Find(bg, db, []byte(c.req))
+		wantCouchError(t, err, 400, c.name)
+	}
+}
+
+func TestFindReturnsAttachmentStubs(t *testing.T) {
+	db := localdbtest.Open(t)
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "p", Body: json.RawMessage(`{"kind": "photo"}`),
+		Attachments: map[string]*couchdoc.Attachment{"a.txt": {ContentType: "text/plain", Data: []byte("hello")}}}); err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, db, `{"selector": {"kind": "photo"}}`)
+	var doc struct {
+		Attachments map[string]struct {
+			Stub   bool `json:"stub"`
+			Length int  `json:"length"`
+		} `json:"_attachments"`
+	}
+	if len(res.Docs) != 1 || json.Unmarshal(res.Docs[0], &doc) != nil || !doc.Attachments["a.txt"].Stub || doc.Attachments["a.txt"].Length != 5 {
+		t.Fatalf("doc %s", res.Docs)
+	}
+}

@@ -1,0 +1,290 @@
+package query
+
+import (
+	"encoding/base64"
+	"net/http"
+	"slices"
+
+	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb"
+)
+
+const warnNoIndex = "No matching index found, create an index to optimize query time."
+
+// plan is how a query reads the store.
+type plan struct {
+	index *mango.Index // nil: the _all_docs index
+	scan  localdb.IndexScan
+	empty bool // the selector's ranges exclude everything
+	// startKey and endKey are the bounds as values, for Explain; endOpen
+	// is true when endKey ends with CouchDB's "<MAX>".
+	startKey, endKey []any
+	endOpen          bool
+	warnings         []string
+}
+
+// makePlan picks the index and the key range, as CouchDB 3 does (see the
+// package doc).
+func makePlan(db *localdb.DB, req *request) (*plan, error) {
+	sortFields := make([]string, len(req.sort))
+	for i, f := range req.sort {
+		sortFields[i] = f.Field
+	}
+	conj := req.selector.Conjuncts()
+	var candidates []*mango.Index
+	for _, ix := range db.Indexes() {
+		if ix.Partial == nil && usable(ix, req.selector, conj, sortFields) {
+			candidates = append(candidates, ix)
+		}
+	}
+	p := &plan{}
+	if len(req.useIndex) > 0 {
+		var named []*mango.Index
+		for _, ix := range db.Indexes() {
+			if ix.DDoc == req.useIndex[0] && (len(req.useIndex) == 1 || ix.Name == req.useIndex[1]) &&
+				usable(ix, req.selector, conj, sortFields) {
+				named = append(named, ix)
+			}
+		}
+		if len(named) > 0 {
+			candidates = named
+		} else {
+			p.warnings = append(p.warnings, useIndexWarning(req.useIndex))
+		}
+	}
+	if len(candidates) > 0 {
+		p.index = best(candidates, conj)
+	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && fieldRange(conj, "_id").bounded()) {
+		// _all_docs sorts by _id only when the selector bounds _id.
+		return nil, ErrNoUsableIndex
+	} else {
+		p.warnings = append(p.warnings, warnNoIndex)
+	}
+	p.scan.Descending = len(req.sort) > 0 && req.sort[0].Desc
+	if p.index != nil {
+		p.scan.DDoc, p.scan.Name = p.index.DDoc, p.index.Name
+		p.jsonRange(conj)
+	} else {
+		p.allDocsRange(conj)
+	}
+	if req.bookmark != "" {
+		key, err := base64.RawURLEncoding.DecodeString(req.bookmark)
+		if err != nil || len(key) == 0 {
+			return nil, mangoError(http.StatusBadRequest, "invalid_bookmark", "Invalid bookmark value: %s", jsonText(req.bookmark))
+		}
+		p.scan.After = key
+	}
+	return p, nil
+}
+
+func useIndexWarning(ui []string) string {
+	if len(ui) == 1 {
+		return ui[0] + " was not used because it does not contain a valid index for this query."
+	}
+	return ui[0] + ", " + ui[1] + " was not used because it is not a valid index for this query."
+}
+
+// usable: every column the selector requires (but for sort fields, _id and
+// _rev), and the sort a prefix of the columns after constant ones.
+func usable(ix *mango.Index, sel *mango.Selector, conj []mango.Conjunct, sortFields []string) bool {
+	cols := ix.Columns()
+	for _, c := range cols {
+		if c == "_id" || c == "_rev" || slices.Contains(sortFields, c) {
+			continue
+		}
+		if !sel.RequiresField(c) {
+			return false
+		}
+	}
+	return canUseSort(cols, sortFields, conj)
+}
+
+func canUseSort(cols, sortFields []string, conj []mango.Conjunct) bool {
+	for {
+		switch {
+		case len(sortFields) == 0:
+			return true
+		case len(cols) == 0:
+			return false
+		case cols[0] == sortFields[0]:
+			return len(sortFields) <= len(cols) && slices.Equal(cols[:len(sortFields)], sortFields)
+		case !isConstant(conj, cols[0]):
+			return false
+		}
+		cols = cols[1:]
+	}
+}
+
+func isConstant(conj []mango.Conjunct, field string) bool {
+	for _, c := range conj {
+		if c.Field == field && c.Op == "$eq" {
+			return true
+		}
+	}
+	return false
+}
+
+// best prefers the index whose leading columns are bounded the furthest,
+// then the one with fewer columns, then by design doc and name.
+func best(cands []*mango.Index, conj []mango.Conjunct) *mango.Index {
+	prefix := func(ix *mango.Index) int {
+		n := 0
+		for _, c := range ix.Columns() {
+			if r := fieldRange(conj, c); !r.bounded() {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	b := cands[0]
+	for _, ix := range cands[1:] {
+		pb, pi := prefix(b), prefix(ix)
+		switch {
+		case pi > pb:
+			b = ix
+		case pi < pb:
+		case len(ix.Fields) < len(b.Fields):
+			b = ix
+		case len(ix.Fields) == len(b.Fields) && (ix.DDoc < b.DDoc || ix.DDoc == b.DDoc && ix.Name < b.Name):
+			b = ix
+		}
+	}
+	return b
+}
+
+// rng is the range of one field the selector's comparisons allow.
+type rng struct {
+	low, high         any
+	hasLow, hasHigh   bool
+	lowIncl, highIncl bool
+}
+
+func (r rng) bounded() bool { return r.hasLow || r.hasHigh }
+
+func (r rng) isEq() bool {
+	return r.hasLow && r.hasHigh && r.lowIncl && r.highIncl && mango.Compare(r.low, r.high) == 0
+}
+
+func (r rng) isEmpty() bool {
+	if !r.hasLow || !r.hasHigh {
+		return false
+	}
+	c := mango.Compare(r.low, r.high)
+	return c > 0 || c == 0 && !(r.lowIncl && r.highIncl)
+}
+
+// fieldRange intersects the $eq, $gt, $gte, $lt and $lte conditions on
+// field.
+func fieldRange(conj []mango.Conjunct, field string) rng {
+	var r rng
+	setLow := func(v any, incl bool) {
+		if !r.hasLow {
+			r.low, r.lowIncl, r.hasLow = v, incl, true
+			return
+		}
+		if c := mango.Compare(v, r.low); c > 0 || c == 0 && !incl {
+			r.low, r.lowIncl = v, incl
+		}
+	}
+	setHigh := func(v any, incl bool) {
+		if !r.hasHigh {
+			r.high, r.highIncl, r.hasHigh = v, incl, true
+			return
+		}
+		if c := mango.Compare(v, r.high); c < 0 || c == 0 && !incl {
+			r.high, r.highIncl = v, incl
+		}
+	}
+	for _, c := range conj {
+		if c.Field != field {
+			continue
+		}
+		switch c.Op {
+		case "$eq":
+			setLow(c.Arg, true)
+			setHigh(c.Arg, true)
+		case "$gt":
+			setLow(c.Arg, false)
+		case "$gte":
+			setLow(c.Arg, true)
+		case "$lt":
+			setHigh(c.Arg, false)
+		case "$lte":
+			setHigh(c.Arg, true)
+		}
+	}
+	return r
+}
+
+// jsonRange sets the scan's key bounds from the ranges of the leading
+// columns: equalities extend a common prefix; the first other range bounds
+// the last column used. Rows inside the bounds that the selector refuses
+// (an exclusive bound's value, say) are dropped when matched.
+func (p *plan) jsonRange(conj []mango.Conjunct) {
+	var prefix []byte
+	for _, col := range p.index.Columns() {
+		r := fieldRange(conj, col)
+		switch {
+		case r.isEmpty():
+			p.empty = true
+			return
+		case r.isEq():
+			prefix = mango.EncodeKey(prefix, r.low)
+			p.startKey = append(p.startKey, r.low)
+			p.endKey = append(p.endKey, r.low)
+			continue
+		case !r.bounded():
+		default:
+			p.scan.Start = prefix
+			p.scan.End = append(slices.Clip(prefix), mango.KeyMax)
+			if r.hasLow {
+				p.scan.Start = mango.EncodeKey(slices.Clip(prefix), r.low)
+				p.startKey = append(p.startKey, r.low)
+			}
+			if r.hasHigh {
+				p.scan.End = mango.EncodeKey(slices.Clip(prefix), r.high)
+				p.endKey = append(p.endKey, r.high)
+				if r.highIncl {
+					p.scan.End = append(p.scan.End, mango.KeyMax)
+				}
+			} else {
+				p.endOpen = true
+			}
+			p.ensureBounds()
+			return
+		}
+		break
+	}
+	if len(prefix) > 0 {
+		p.scan.Start = prefix
+		p.scan.End = append(slices.Clip(prefix), mango.KeyMax)
+	}
+	p.endOpen = true
+}
+
+// ensureBounds makes an empty byte prefix a real (inclusive) start.
+func (p *plan) ensureBounds() {
+	if p.scan.Start == nil {
+		p.scan.Start = []byte{}
+	}
+}
+
+// allDocsRange bounds an _all_docs scan by an $eq on _id.
+func (p *plan) allDocsRange(conj []mango.Conjunct) {
+	r := fieldRange(conj, "_id")
+	p.endOpen = true
+	switch {
+	case r.isEmpty():
+		p.empty = true
+	case r.isEq():
+		id, ok := r.low.(string)
+		if !ok {
+			p.empty = true
+			return
+		}
+		p.scan.Start = []byte(id)
+		p.scan.End = append([]byte(id), 0)
+		p.startKey, p.endKey, p.endOpen = []any{id}, []any{id}, false
+	}
+}

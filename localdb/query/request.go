@@ -1,0 +1,131 @@
+package query
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/settee/settee/internal/mango"
+)
+
+// request is a parsed _find or _explain body.
+type request struct {
+	selector    *mango.Selector
+	sort        []mango.SortField
+	fields      []string // nil: every field
+	limit, skip int
+	bookmark    string
+	useIndex    []string // [], [ddoc] or [ddoc, name]
+	stats       bool
+	raw         map[string]any
+}
+
+// DefaultLimit is CouchDB's limit when a query gives none.
+const DefaultLimit = 25
+
+// parseRequest validates a _find body as CouchDB's mango_opts does.
+func parseRequest(body []byte) (*request, error) {
+	m, err := decodeObject(body)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{limit: DefaultLimit, raw: m}
+	rawSel, ok := m["selector"]
+	if !ok {
+		return nil, mangoError(http.StatusBadRequest, "missing_required_key", "Missing required key: selector")
+	}
+	if _, ok := rawSel.(map[string]any); !ok {
+		return nil, mangoError(http.StatusBadRequest, "invalid_selector_json", "Selector must be a JSON object, not: %s", jsonText(rawSel))
+	}
+	if req.selector, err = mango.ParseValue(rawSel); err != nil {
+		return nil, err
+	}
+	if v, ok := m["sort"]; ok {
+		if req.sort, err = mango.ParseSort(v); err != nil {
+			return nil, mangoError(http.StatusBadRequest, "invalid_sort_json", "Sort must be an array of sort specs, not: %s", jsonText(v))
+		}
+		for _, f := range req.sort[min(1, len(req.sort)):] {
+			if f.Desc != req.sort[0].Desc {
+				return nil, ErrMixedSort
+			}
+		}
+	}
+	if v, ok := m["fields"]; ok {
+		list, ok := v.([]any)
+		if !ok {
+			return nil, invalidValue("fields", v)
+		}
+		req.fields = []string{}
+		for _, f := range list {
+			s, ok := f.(string)
+			if !ok {
+				return nil, invalidValue("fields", v)
+			}
+			req.fields = append(req.fields, s)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		dst  *int
+	}{{"limit", &req.limit}, {"skip", &req.skip}} {
+		v, ok := m[k.name]
+		if !ok {
+			continue
+		}
+		n, ok := v.(json.Number)
+		i, err := n.Int64()
+		if !ok || err != nil || i < 0 {
+			return nil, invalidValue(k.name, v)
+		}
+		*k.dst = int(min(i, 1<<31))
+	}
+	if v, ok := m["bookmark"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return nil, invalidValue("bookmark", v)
+		}
+		if s != "nil" {
+			req.bookmark = s
+		}
+	}
+	if v, ok := m["use_index"]; ok {
+		switch x := v.(type) {
+		case string:
+			if x != "" {
+				req.useIndex = []string{x}
+			}
+		case []any:
+			if len(x) > 2 {
+				return nil, invalidValue("use_index", v)
+			}
+			for _, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, invalidValue("use_index", v)
+				}
+				req.useIndex = append(req.useIndex, s)
+			}
+		default:
+			return nil, invalidValue("use_index", v)
+		}
+		if len(req.useIndex) > 0 {
+			req.useIndex[0] = designID(req.useIndex[0])
+		}
+	}
+	if v, ok := m["execution_stats"]; ok {
+		b, ok := v.(bool)
+		if !ok {
+			return nil, invalidValue("execution_stats", v)
+		}
+		req.stats = b
+	}
+	return req, nil
+}
+
+func invalidValue(name string, v any) error {
+	return mangoError(http.StatusBadRequest, "invalid_value", "Invalid value for %s: %s", name, jsonText(v))
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,84 @@
+package mobile
+
+import (
+	"context"
+	"errors"
+
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/query"
+)
+
+// QueryListener hears a live query's results. OnResult gets the whole
+// result and what changed since the previous call, as JSON:
+// {"seq":N,"docs":[...],"changes":[{"kind":"added"|"removed"|"changed"|
+// "moved","id":"...","index":N,"old_index":N}]}; the first call lists every
+// row as added. OnError gets the error that ended the query. Calls come one
+// at a time on a background thread owned by the Database; commits made
+// while one runs are coalesced into the next call.
+type QueryListener interface {
+	OnResult(updateJSON string)
+	OnError(message string)
+}
+
+// Observe runs a Find query (queryJSON as for Find) as a live query: l gets
+// the initial result, then an update after each commit that changes the
+// result, local or replicated, and within a second for commits by other
+// processes. It returns a token for StopObserving. A bad query is an error
+// here; later errors go to l.OnError.
+func (d *Database) Observe(queryJSON string, l QueryListener) (token int64, err error) {
+	defer recoverTo(&err)
+	if l == nil {
+		return 0, badRequest("nil listener")
+	}
+	if err := d.check(); err != nil {
+		return 0, err
+	}
+	// Validate now, so a bad query fails the call rather than the listener.
+	if _, err := query.Explain(d.ctx, d.db, "", []byte(queryJSON)); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return 0, errClosed
+	}
+	d.nextToken++
+	token = d.nextToken
+	ctx, cancel := context.WithCancel(d.ctx)
+	d.observers[token] = cancel
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer recoverLog("live query")
+		err := query.Observe(ctx, d.db, []byte(queryJSON), nil, func(u *query.Update) error {
+			js, err := marshal(u)
+			if err != nil {
+				return err
+			}
+			callQueryListener(func() { l.OnResult(js) })
+			return nil
+		})
+		if err != nil && ctx.Err() == nil && !errors.Is(err, localdb.ErrClosed) {
+			callQueryListener(func() { l.OnError(err.Error()) })
+		}
+	}()
+	return token, nil
+}
+
+// StopObserving ends the live query of token; an unknown token is
+// ignored. It may be called from inside the listener.
+func (d *Database) StopObserving(token int64) {
+	defer recoverLog("StopObserving")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cancel, ok := d.observers[token]; ok {
+		cancel()
+		delete(d.observers, token)
+	}
+}
+
+// callQueryListener calls the app; its panic is logged, not fatal.
+func callQueryListener(call func()) {
+	defer recoverLog("QueryListener")
+	call()
+}
