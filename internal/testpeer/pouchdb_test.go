@@ -3,8 +3,8 @@ package testpeer
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 )
