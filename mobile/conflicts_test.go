@@ -124,3 +124,24 @@ func TestResolveConflictsSkipAndErrors(t *testing.T) {
 		t.Fatal("nil resolver accepted")
 	}
 }
+
+// TestResolveMergeKeepsWinnersAttachments: a merged document without
+// _attachments keeps the winner's attachments (the store's one rule).
+func TestResolveMergeKeepsWinnersAttachments(t *testing.T) {
+	d := openTest(t)
+	_, revB := makeConflict(t, d, "m")
+	if _, err := d.PutAttachment("m", revB, "photo.jpg", "image/jpeg", []byte("jpeg bytes")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := d.ResolveConflicts(resolverFunc(func(id, leaves string) (string, error) { return `{"side":"merged"}`, nil }))
+	if n != 1 || err != nil {
+		t.Fatalf("ResolveConflicts = %d, %v", n, err)
+	}
+	data, err := d.GetAttachment("m", "", "photo.jpg")
+	if err != nil || string(data) != "jpeg bytes" {
+		t.Fatalf("the winner's attachment after a merge: %q, %v", data, err)
+	}
+	if ids := conflictIDs(t, d); len(ids) != 0 {
+		t.Fatalf("still in conflict: %v", ids)
+	}
+}

@@ -156,3 +156,52 @@ func BenchmarkLocalToLocal(b *testing.B) {
 		})
 	}
 }
+
+// notInline hides the local store's InlineWriter capability: the baseline
+// of BenchmarkMidSizeAttachments, where every such document goes alone.
+type notInline struct{ sync.Peer }
+
+// BenchmarkMidSizeAttachments replicates 300 documents with one 100 KiB
+// or 500 KiB attachment each between two stores: batched into the
+// InlineWriter target ("batched") against one PutDoc per document
+// ("alone"), in the same run.
+func BenchmarkMidSizeAttachments(b *testing.B) {
+	const n = 300
+	for _, size := range []int{100 << 10, 500 << 10} {
+		src := synctest.OpenStore(b, fmt.Sprintf("src%d", size))
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		for i := range n {
+			data[0], data[1] = byte(i), byte(i>>8) // distinct contents
+			doc := &couchdoc.Doc{ID: fmt.Sprintf("doc%04d", i), Body: []byte(`{}`),
+				Attachments: map[string]*couchdoc.Attachment{"a.bin": {ContentType: "application/octet-stream", Data: append([]byte(nil), data...)}}}
+			if _, err := src.Put(context.Background(), doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, mode := range []string{"batched", "alone"} {
+			b.Run(fmt.Sprintf("%dKiB/%s", size>>10, mode), func(b *testing.B) {
+				var elapsed time.Duration
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					dst := synctest.OpenStore(b, fmt.Sprintf("dst-%d-%s-%d", size, mode, i))
+					var tgt sync.Peer = synctest.Local(dst)
+					if mode == "alone" {
+						tgt = notInline{tgt}
+					}
+					start := time.Now()
+					b.StartTimer()
+					res, err := sync.Replicate(context.Background(), sync.Options{Source: synctest.Local(src), Target: tgt})
+					b.StopTimer()
+					elapsed += time.Since(start)
+					if err != nil || res.Stats.DocsWritten != n {
+						b.Fatalf("%v %+v", err, res)
+					}
+				}
+				b.ReportMetric(float64(n*b.N)/elapsed.Seconds(), "docs/s")
+			})
+		}
+	}
+}

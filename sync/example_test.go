@@ -70,10 +70,12 @@ func Example() {
 	doc, _ = db.Get(ctx, "note:1", localdb.GetOptions{Conflicts: true})
 	fmt.Println("conflicts:", len(doc.Conflicts))
 
-	// Resolve: write the merge on the winner, delete the losing leaf.
+	// Resolve: write the merge on the winner and delete the losing leaf,
+	// in one transaction.
 	merged := json.RawMessage(`{"text":"buy oat milk and bread"}`)
-	db.Put(ctx, &couchdoc.Doc{ID: "note:1", Rev: doc.Rev, Body: merged})
-	db.Delete(ctx, "note:1", doc.Conflicts[0])
+	if _, err := db.ResolveConflict(ctx, "note:1", "", &couchdoc.Doc{Body: merged}); err != nil {
+		log.Fatal(err)
+	}
 	sync.Sync(ctx, localpeer.New(db), remote, sync.Options{})
 	doc, _ = db.Get(ctx, "note:1", localdb.GetOptions{Conflicts: true})
 	fmt.Printf("resolved: %s conflicts: %d\n", doc.Body, len(doc.Conflicts))

@@ -102,7 +102,7 @@ func TestInlineWriterBatchesMidSizeAttachments(t *testing.T) {
 		src.store(&couchdoc.Doc{ID: id, Rev: "1-a", Body: []byte(`{}`), Revisions: &couchdoc.Revisions{Start: 1, IDs: []string{"a"}},
 			Attachments: map[string]*couchdoc.Attachment{"f": {ContentType: "application/octet-stream", Data: data, Length: int64(n), RevPos: 1}}})
 	}
-	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, NoEmptyTargetShortcut: true, Workers: 1})
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, noEmptyTargetShortcut: true, Workers: 1})
 	if err != nil || res.Stats.DocsWritten != int64(len(sizes)) {
 		t.Fatalf("%v %+v", err, res)
 	}

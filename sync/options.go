@@ -69,10 +69,11 @@ type Options struct {
 	// when the channel is full. The replicator never closes it.
 	Events chan<- Event
 
-	// NoEmptyTargetShortcut turns off the optimisation that skips revs_diff
-	// while replicating the initial feed into a target that was empty and
-	// had no checkpoint (everything is missing there).
-	NoEmptyTargetShortcut bool
+	// noEmptyTargetShortcut turns off the optimisation that skips
+	// revs_diff while replicating the initial feed into a target that was
+	// empty and had no checkpoint (everything is missing there). Tests set
+	// it to reach the fetch path with a fresh target.
+	noEmptyTargetShortcut bool
 }
 
 // Defaults.
@@ -157,8 +158,11 @@ type Result struct {
 	LastSeq  json.RawMessage
 	// DocFailures lists the documents the target refused (at most 100 kept).
 	DocFailures []DocFailure
-	StartTime   time.Time
-	EndTime     time.Time
+	// Retries counts the attempts of steps repeated after a transient
+	// error (Options.Retries bounds them per step).
+	Retries   int64
+	StartTime time.Time
+	EndTime   time.Time
 }
 
 // DocFailure is one revision the target refused, or one the source could

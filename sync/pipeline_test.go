@@ -58,7 +58,7 @@ func TestPipelineOutOfOrderCheckpoint(t *testing.T) {
 	tgt.delay = time.Millisecond
 	var mu gosync.Mutex
 	var ckpts []string
-	opts := Options{Source: src, Target: tgt, BatchSize: 10, BulkDocsSize: 3, Workers: 4, NoEmptyTargetShortcut: true,
+	opts := Options{Source: src, Target: tgt, BatchSize: 10, BulkDocsSize: 3, Workers: 4, noEmptyTargetShortcut: true,
 		OnEvent: func(e Event) {
 			if e.Kind == EventProgress && e.CheckpointedSeq != nil {
 				mu.Lock()
@@ -194,7 +194,7 @@ func TestBulkDocsTooLargeSplits(t *testing.T) {
 	fill(src, 40)
 	var calls atomic.Int32
 	big := &tooLargePeer{memPeer: tgt, max: 8, calls: &calls}
-	res, err := Replicate(context.Background(), Options{Source: src, Target: big, NoEmptyTargetShortcut: true})
+	res, err := Replicate(context.Background(), Options{Source: src, Target: big, noEmptyTargetShortcut: true})
 	if err != nil || res.Stats.DocsWritten != 40 || tgt.leafCount() != 40 {
 		t.Fatalf("%v %+v", err, res)
 	}

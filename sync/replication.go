@@ -42,6 +42,7 @@ type replication struct {
 	evMu       gosync.Mutex
 	noBulkGet  atomic.Bool
 	noFeedDocs atomic.Bool // the first-pass include_docs fast path is off
+	retries    atomic.Int64
 }
 
 func newReplication(opts Options, name string) (*replication, error) {
@@ -62,6 +63,7 @@ func (r *replication) run(ctx context.Context) (*Result, error) {
 		r.mu.Lock()
 		res.Stats, res.LastSeq, res.SessionID, res.StartSeq = r.stats, r.ckptSeq, r.sessionID, r.startSeq
 		res.DocFailures = append([]DocFailure(nil), r.failures...)
+		res.Retries = r.retries.Load()
 		r.mu.Unlock()
 		res.EndTime = time.Now()
 		return res, err
@@ -121,7 +123,7 @@ func (r *replication) session(ctx context.Context) error {
 		r.sinceUsed = true
 	}
 	s := &session{
-		emptyTarget: !r.opts.NoEmptyTargetShortcut && startSeq == nil && tgtLog == nil &&
+		emptyTarget: !r.opts.noEmptyTargetShortcut && startSeq == nil && tgtLog == nil &&
 			tgtInfo.DocCount == 0 && tgtInfo.DocDelCount == 0,
 		startSeq: startSeq,
 		cp: &checkpointer{r: r, repID: r.repID, sessionID: newSessionID(), startTime: time.Now().UTC(),

@@ -54,6 +54,7 @@ func (r *replication) retry(ctx context.Context, fn func() error) error {
 			return err
 		}
 		r.noteError(err)
+		r.retries.Add(1)
 		wait := max(backoff(attempt, r.opts.RetryDelay, r.opts.MaxRetryDelay),
 			min(failure.Delay(err), max(r.opts.MaxRetryDelay, time.Minute)))
 		if serr := sleep(ctx, wait); serr != nil {

@@ -57,10 +57,10 @@ func TestRetriesBoundAttempts(t *testing.T) {
 		}
 		return nil
 	}
-	_, err := Replicate(context.Background(), Options{Source: src, Target: tgt, Retries: 3,
+	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, Retries: 3,
 		RetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond})
-	if !errors.Is(err, unavailable) {
-		t.Fatalf("err = %v, want the 503", err)
+	if !errors.Is(err, unavailable) || res == nil || res.Retries != 3 {
+		t.Fatalf("err = %v, result %+v; want the 503 after 3 retries", err, res)
 	}
 	if n := src.count("Changes"); n != 4 {
 		t.Fatalf("changes read %d times, want 4", n)

@@ -271,7 +271,13 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 			prog.finish(r.dir, r.res, err)
 		}
 	}
-	prog.end(rem.String(), remotePeer.Stats(), err)
+	wire := remotePeer.Stats() // the client sends each request once: retries are the replicator's
+	for _, r := range results {
+		if r.res != nil {
+			wire.Retries += r.res.Retries
+		}
+	}
+	prog.end(rem.String(), wire, err)
 	return err
 }
 

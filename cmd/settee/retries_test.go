@@ -31,11 +31,15 @@ func TestRetriesMeanAttemptsPerStep(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	r := cli(t, nil, "pull", "--retries", "3", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
+	r := cli(t, nil, "pull", "--json", "--retries", "3", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
 	if r.code == 0 {
 		t.Fatalf("pull from a source answering 503 succeeded: %s", r.stdout)
 	}
 	if n := changes.Load(); n != 4 {
 		t.Fatalf("--retries 3: the changes feed was asked %d times, want 4 (%s)", n, r.stderr)
+	}
+	// The end event counts the retries (the replicator's, not the client's).
+	if evs := events(t, r.stdout); evs[len(evs)-1]["retries"] != float64(3) {
+		t.Fatalf("end event %v, want 3 retries", evs[len(evs)-1])
 	}
 }

@@ -31,17 +31,19 @@ import (
 //     client's errors do: 5xx, 408 and 429 answers, unreachable peers but
 //     for refused TLS certificates);
 //   - a *couchdoc.Error with status 5xx, 408 or 429;
-//   - a peer's answer that does not parse (wire.ErrMalformed): the bytes
-//     were damaged on the way or the server glitched, and asking again is
-//     how data keeps flowing;
+//   - a peer's answer that does not parse (wire.ErrMalformed, which the
+//     HTTP client also makes of attachment bytes failing their digest
+//     while it reads an answer): the bytes were damaged on the way or the
+//     server glitched, and asking again is how data keeps flowing;
 //   - network errors (net.Error, refused or reset connections, bodies cut
 //     short) and context.DeadlineExceeded that is not the caller's (a
 //     retry loop stops on its own context first).
 //
 // Everything else is permanent: a canceled context, refused TLS
 // certificates, CouchDB's 4xx answers (bad request, unauthorized,
-// forbidden, not found, conflict, precondition failed, digest mismatch),
-// and any error this list does not name.
+// forbidden, not found, conflict, precondition failed, and a digest
+// mismatch of bytes a caller sends or stores), and any error this list
+// does not name.
 func Transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false

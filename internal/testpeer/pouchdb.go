@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,8 +34,9 @@ type Server struct {
 	waitErr error
 }
 
-// RepoRoot returns the directory holding go.mod, searching up from the
-// working directory (go test runs each package in its own folder).
+// RepoRoot returns the repository's root, the directory holding the
+// library's go.mod, searching up from the working directory (go test runs
+// each package in its own folder; reliability/ has a go.mod of its own).
 func RepoRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -42,15 +44,25 @@ func RepoRoot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(b) == "github.com/settee/settee" {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("testpeer: no go.mod above the working directory")
+			t.Fatal("testpeer: no go.mod of github.com/settee/settee above the working directory")
 		}
 		dir = parent
 	}
+}
+
+// modulePath returns the module path a go.mod declares.
+func modulePath(b []byte) string {
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // NodeBin returns the path of an npm-installed executable of the repository.

@@ -74,9 +74,11 @@ var errTimeout = errors.New("no answer within the timeout")
 
 // IsRetryable reports whether a failed call may succeed if repeated: the
 // peer was unreachable, timed out or cut the answer short, answered 5xx,
-// 408 or 429, or sent an answer that does not parse. Answers such as 400,
-// 401, 403, 404, 409 and 412, digest mismatches, refused certificates, a
-// canceled context and errors of unknown kind are not. It is the
+// 408 or 429, or sent an answer that does not parse (attachment bytes that
+// fail their digest while an answer is read included). Answers such as
+// 400, 401, 403, 404, 409 and 412, a digest mismatch of bytes the caller
+// sends, refused certificates, a canceled context and errors of unknown
+// kind are not. It is the
 // classification the replicator retries by (internal/failure).
 func IsRetryable(err error) bool { return failure.Transient(err) }
 
