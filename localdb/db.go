@@ -134,8 +134,13 @@ func Open(path string, opts *Options) (*DB, error) {
 		}
 		db.rstmts[q] = s
 	}
-	// Documents that expired while the store was closed go first.
-	if _, err := db.PurgeExpired(ctx, time.Now()); err != nil {
+	// Documents that expired while the store was closed go first (a read
+	// finds whether any did, so a store without them takes no write lock).
+	next, err := db.nextExpiry(ctx)
+	if err == nil && !next.IsZero() && !next.After(time.Now()) {
+		_, err = db.PurgeExpired(ctx, time.Now())
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -114,7 +114,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 				}
 				return revs
 			}
-			if err := w.purge(ids, allLeaves, out); err != nil {
+			if err := w.purge(ids, allLeaves, nil, out); err != nil {
 				return err
 			}
 			for _, id := range ids { // rows of documents already gone

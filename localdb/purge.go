@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -35,8 +36,10 @@ type PurgedInfo struct {
 // brings a purged document back only if it changes on the source (or the
 // replication starts again from scratch).
 //
-// Ids are handled in sorted order, in one transaction. A malformed
-// revision is ErrBadRequest and purges nothing.
+// Ids are handled in sorted order, in one transaction. A revision that is
+// not "N-..." (CouchDB's check, RevShape) is ErrBadRequest and purges
+// nothing; one that CouchDB accepts but we could not store (a hash that is
+// not hex) simply matches nothing.
 func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]string, error) {
 	ids := make([]string, 0, len(req))
 	parsed := make(map[string][]revtree.Rev, len(req))
@@ -45,7 +48,10 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 		for _, s := range revs {
 			r, err := revtree.ParseRev(s)
 			if err != nil {
-				return nil, err
+				if !RevShape(s) {
+					return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format")
+				}
+				continue // well formed for CouchDB, but no revision of ours
 			}
 			parsed[id] = append(parsed[id], r)
 		}
@@ -60,7 +66,7 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 	}
 	defer db.leave()
 	err := db.update(ctx, func(w *wtx) error {
-		return w.purge(ids, func(st *docState) []revtree.Rev { return parsed[st.id] }, out)
+		return w.purge(ids, func(st *docState) []revtree.Rev { return parsed[st.id] }, req, out)
 	})
 	if err != nil {
 		return nil, err
@@ -70,8 +76,9 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 
 // purge applies one purge request per id (sorted): pick names the
 // revisions to remove from a stored document. out gets the removed
-// revisions of every id; the requests are recorded as purge infos.
-func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, out map[string][]string) error {
+// revisions of every id; the requests are recorded as purge infos, with
+// the revisions of given (nil: those pick named).
+func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, given map[string][]string, out map[string][]string) error {
 	docs := make([]*couchdoc.Doc, len(ids))
 	for i, id := range ids {
 		docs[i] = &couchdoc.Doc{ID: id}
@@ -84,14 +91,16 @@ func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, out map
 	moved := false
 	for _, id := range ids {
 		out[id] = []string{}
-		asked[id] = []string{}
+		asked[id] = append([]string{}, given[id]...)
 		st := states[id]
 		if st == nil {
 			continue
 		}
 		revs := pick(st)
-		for _, r := range revs {
-			asked[id] = append(asked[id], r.String())
+		if given == nil {
+			for _, r := range revs {
+				asked[id] = append(asked[id], r.String())
+			}
 		}
 		if st.docID == 0 {
 			continue
@@ -116,6 +125,17 @@ func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, out map
 		return err
 	}
 	return w.recordPurges(ids, asked)
+}
+
+// RevShape reports whether s is a revision as CouchDB's _purge accepts it
+// (couch_doc:parse_rev): an integer, a dash, then anything.
+func RevShape(s string) bool {
+	i := strings.IndexByte(s, '-')
+	if i <= 0 {
+		return false
+	}
+	_, err := strconv.Atoi(s[:i])
+	return err == nil
 }
 
 // purgeDoc stores what RemoveLeaves left of a document: nothing, or the

@@ -359,6 +359,8 @@ func (r *Replicator) onEvent(ev sync.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch ev.Kind {
+	case sync.EventSharedIdentity:
+		logf(LevelWarn, "replicator %s: %s: %v", r.remote, ev.Replication, ev.Err)
 	case sync.EventDocFailure:
 		if ev.Doc == nil {
 			return

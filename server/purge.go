@@ -95,7 +95,7 @@ func parsePurge(b []byte) ([]string, map[string][]string, error) {
 			if err := json.Unmarshal(e, &rev); err != nil {
 				return nil, nil, badRequest("Invalid rev format")
 			}
-			if _, _, err := couchdoc.ParseRev(rev); err != nil {
+			if !localdb.RevShape(rev) {
 				return nil, nil, badRequest("Invalid rev format")
 			}
 			revs = append(revs, rev)

@@ -38,6 +38,10 @@ const (
 	// EventDocFailure: one revision was refused by the target or could not
 	// be read from the source; Doc says which.
 	EventDocFailure EventKind = "doc_failure"
+	// EventSharedIdentity: the checkpoints show that another store with
+	// the same UUID replicates with the same peer (a file copied by hand);
+	// Err is ErrSharedIdentity. The replication goes on, correctly.
+	EventSharedIdentity EventKind = "shared_identity"
 )
 
 // Event reports a replication's progress. Events never carry credentials.

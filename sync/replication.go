@@ -110,6 +110,9 @@ func (r *replication) session(ctx context.Context) error {
 	if err := r.retry(ctx, func() (err error) { tgtLog, err = readLog(ctx, tgt, r.repID); return err }); err != nil {
 		return peerErr("target", tgt, "read checkpoint", err)
 	}
+	if hasUUID(src, tgt) && sharedIdentity(srcLog, tgtLog) {
+		r.emit(Event{Kind: EventSharedIdentity, Err: ErrSharedIdentity})
+	}
 	startSeq, history := compareLogs(srcLog, tgtLog)
 	if srcLog == nil && tgtLog == nil {
 		if startSeq, history, err = r.seedStart(ctx); err != nil {

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
 
 // asPeer gives a peer another UUID, to compute the replication id a seed
@@ -59,4 +60,40 @@ func (r *replication) seedStart(ctx context.Context) (json.RawMessage, []History
 		}
 	}
 	return nil, nil, nil
+}
+
+// ErrSharedIdentity is the Err of an EventSharedIdentity.
+var ErrSharedIdentity = errors.New("sync: another store with the same UUID wrote this replication's checkpoint " +
+	"(a store file copied by hand?): nothing is lost, but the copies redo each other's work; copy stores with localdb.Clone")
+
+// sharedIdentity reports whether a replication's two logs show two stores
+// sharing one UUID: each side's latest session is missing from the other
+// side's history. A crash between the two checkpoint writes, or a peer
+// restored from a backup, leaves one side behind, but its latest session
+// is still in the other's history.
+func sharedIdentity(a, b *ReplicationLog) bool {
+	if a == nil || b == nil || a.SessionID == "" || b.SessionID == "" || a.SessionID == b.SessionID {
+		return false
+	}
+	known := func(h []HistoryEntry, id string) bool {
+		for _, e := range h {
+			if e.SessionID == id {
+				return true
+			}
+		}
+		return false
+	}
+	return !known(a.History, b.SessionID) && !known(b.History, a.SessionID)
+}
+
+// hasUUID reports whether a peer has a UUID (a local store): only then
+// does a replication id belong to one store. Remote-to-remote
+// replications share their ids across machines by design.
+func hasUUID(peers ...Peer) bool {
+	for _, p := range peers {
+		if id, ok := p.(Identifier); ok && id.UUID() != "" {
+			return true
+		}
+	}
+	return false
 }

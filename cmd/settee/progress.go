@@ -139,10 +139,17 @@ func (p *progress) OnEvent(ev sync.Event) {
 		}
 		_ = writeLine(p.w, j)
 	case modePlain:
+		if ev.Kind == sync.EventSharedIdentity {
+			fmt.Fprintf(p.w, "%swarning: %s\n", dirPrefix(ev.Replication), ev.Err)
+		}
 		if line, ok := p.stateLine(ev, prev, seen, wasOffline); ok {
 			fmt.Fprintln(p.w, line)
 		}
 	case modeTTY:
+		if ev.Kind == sync.EventSharedIdentity {
+			p.clearLine()
+			fmt.Fprintf(p.w, "%swarning: %s\n", dirPrefix(ev.Replication), ev.Err)
+		}
 		if ev.Kind == sync.EventDocFailure {
 			p.clearLine()
 			fmt.Fprintf(p.w, "%sdocument %s %s refused: %s\n", dirPrefix(ev.Replication), ev.Doc.ID, ev.Doc.Rev, oneLine(scrub(fmt.Sprint(ev.Doc.Err))))

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/sync"
 )
 
 // seedRemote writes n documents "s00000".. to the remote over plain HTTP.
@@ -39,6 +41,20 @@ func editRemote(t *testing.T, u string, n int) {
 	if st := HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
 		t.Fatalf("edit remote: %d", st)
 	}
+}
+
+// syncWatch syncs both ways and counts the EventSharedIdentity events.
+func syncWatch(t *testing.T, db *localdb.DB, u string, shared *atomic.Int64) *sync.SyncResult {
+	t.Helper()
+	res, err := sync.Sync(Ctx(t), Local(db), Remote(t, u, nil), sync.Options{OnEvent: func(e sync.Event) {
+		if e.Kind == sync.EventSharedIdentity {
+			shared.Add(1)
+		}
+	}})
+	if err != nil {
+		t.Fatalf("sync %s: %v", db.Path(), err)
+	}
+	return res
 }
 
 // openClone opens a store made by localdb.Clone and checks its invariants
@@ -89,9 +105,9 @@ func testCloneFromSeed(t *testing.T, newDB Factory) {
 	}
 	editRemote(t, u, edited)
 	ids := map[string]bool{}
+	var shared atomic.Int64
 	for i, c := range clones {
-		cnt := &Counter{}
-		res := syncBoth(t, Local(c), Remote(t, u, cnt))
+		res := syncWatch(t, c, u, &shared)
 		if res.Pull.Stats.DocsWritten != edited || res.Pull.Stats.MissingChecked > edited+10 {
 			t.Errorf("clone %d first pull: %+v, want %d docs fetched, not a full replication", i, res.Pull.Stats, edited)
 		}
@@ -117,6 +133,12 @@ func testCloneFromSeed(t *testing.T, newDB Factory) {
 		if err != nil || d.Rev[:2] != "2-" {
 			t.Errorf("clone %d: s00007 %v %v", i, d, err)
 		}
+	}
+	for _, c := range clones { // a second sync reads the clones' own logs
+		syncWatch(t, c, u, &shared)
+	}
+	if n := shared.Load(); n != 0 {
+		t.Errorf("clones reported a shared identity %d times", n)
 	}
 	if len(ids) != 6 {
 		t.Errorf("%d distinct replication ids for 3 clones, want 6 (push and pull each)", len(ids))
@@ -191,11 +213,17 @@ func testHandCopiedStore(t *testing.T, newDB Factory) {
 	PutDocs(t, a, "a", 20)
 	PutDocs(t, b, "b", 30)
 	editRemote(t, u, 10)
+	var shared atomic.Int64
 	for range 2 {
-		syncBoth(t, Local(a), Remote(t, u, nil))
-		syncBoth(t, Local(b), Remote(t, u, nil))
+		syncWatch(t, a, u, &shared)
+		syncWatch(t, b, u, &shared)
 	}
-	syncBoth(t, Local(a), Remote(t, u, nil))
+	syncWatch(t, a, u, &shared)
+	// Once both copies have checkpointed, each finds the other's session
+	// in its place: the copy is detected.
+	if shared.Load() == 0 {
+		t.Error("no EventSharedIdentity for two stores sharing a UUID")
+	}
 	for _, db := range []*localdb.DB{a, b} {
 		info, _ := db.Info(context.Background())
 		if info.DocCount != 250 {
