@@ -286,13 +286,39 @@ func (w *wtx) bumpIndexGen() error {
 	return err
 }
 
-// buildPage is how many documents buildIndex reads per query.
-const buildPage = 1000
+// buildPage is how many documents buildIndex reads per query; buildSort
+// how many entries it sorts before inserting them.
+const (
+	buildPage = 1000
+	buildSort = 200_000
+)
 
-// buildIndex indexes every live document, a page at a time.
+// builtEntry is an entry buildIndex holds until it inserts a sorted run.
+type builtEntry struct {
+	key   []byte
+	docID int64
+}
+
+// buildIndex indexes every live document, a page at a time. Entries are
+// inserted in key order, runs of up to buildSort at once: inserting in
+// document order would land each one on a random page of the B-tree.
 func (w *wtx) buildIndex(ix *storedIndex) error {
 	after := int64(-1)
 	var key []byte
+	var run []builtEntry
+	insertRun := func() error {
+		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
+		for i, e := range run {
+			w.pend.entries = append(w.pend.entries, ix.id, e.key, e.docID)
+			if (i+1)%(10*pendingChunk) == 0 {
+				if err := w.flush(); err != nil {
+					return err
+				}
+			}
+		}
+		run = run[:0]
+		return w.flush()
+	}
 	for {
 		if err := w.flush(); err != nil {
 			return err
@@ -323,15 +349,20 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 			}
 			var ok bool
 			if key, ok = entryKey(key[:0], ix.def, doc, id); ok {
-				w.pend.entries = append(w.pend.entries, ix.id, bytes.Clone(key), docID)
+				run = append(run, builtEntry{bytes.Clone(key), docID})
 			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		if n < buildPage || len(run) >= buildSort {
+			if err := insertRun(); err != nil {
+				return err
+			}
+		}
 		if n < buildPage {
-			return w.flush()
+			return nil
 		}
 	}
 }

@@ -262,7 +262,11 @@ func TestFindMatchesBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		docs := liveDocs(t, db)
-		for i := 0; i < 120; i++ {
+		perRound := 120
+		if raceEnabled || testing.Short() {
+			perRound = 30
+		}
+		for i := 0; i < perRound; i++ {
 			q := randQuery(r)
 			for _, u := range uses {
 				if u != nil {
