@@ -156,3 +156,13 @@ func TestCouchDB35Purge(t *testing.T) {
 		{file: "couchdb35-extra/purge.jsonl"},
 	})
 }
+
+// TestCouchDB35Find replays CouchDB 3.5's recorded answers to _index,
+// _find and _explain over the corpus dataset (testdata/couchdb35-extra).
+func TestCouchDB35Find(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_find"},
+		{file: "couchdb35-extra/find.jsonl"},
+	})
+}

@@ -38,7 +38,7 @@ func TestFindAndIndex(t *testing.T) {
 		t.Fatalf("index list: %d rows", list.TotalRows)
 	}
 	ok(t, "index", "delete", db, "orders", "by-customer")
-	failsWith(t, cli(t, nil, "index", "delete", db, "orders", "by-customer"), exitNotFound, "Index not found")
+	failsWith(t, cli(t, nil, "index", "delete", db, "orders", "by-customer"), exitNotFound, "not_found")
 	failsWith(t, cli(t, nil, "index", "drop", db), exitUsage, "usage: settee index")
 	failsWith(t, cli(t, nil, "find", db, `{"selector": 1}`), exitFailure, "invalid_selector_json")
 }

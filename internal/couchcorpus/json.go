@@ -16,6 +16,9 @@ import (
 var volatileKeys = map[string]bool{
 	"instance_start_time": true, "sizes": true, "uuid": true, "git_sha": true,
 	"session_id": true, "start_time": true, "end_time": true, "uuids": true,
+	// _find's bookmark is as opaque as a sequence (CouchDB's is an encoded
+	// Erlang term); execution_stats count what each engine examined.
+	"bookmark": true, "execution_stats": true,
 	// Sharding is configuration (q differs between databases of one
 	// CouchDB): a single-node server answers its own.
 	"cluster": true,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 
@@ -164,7 +165,7 @@ func ParseIndexDef(v any) (*Index, error) {
 	}
 	rawFields, ok := obj["fields"]
 	if !ok {
-		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Missing required key: fields")
+		return nil, &couchdoc.Error{Status: http.StatusBadRequest, Name: "missing_required_key", Reason: "Missing required key: fields"}
 	}
 	fields, err := ParseSort(rawFields)
 	if err != nil {

@@ -119,7 +119,7 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 		}
 		return elemCond(op, c), nil
 	}
-	return nil, &SyntaxError{Path: path, Reason: "unknown operator " + op}
+	return nil, &SyntaxError{Path: path, Reason: "unknown operator " + op, Op: op}
 }
 
 func compareCond(op string, arg any) cond {

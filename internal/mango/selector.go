@@ -24,6 +24,8 @@ type SyntaxError struct {
 	Path string
 	// Reason says what is wrong.
 	Reason string
+	// Op is the unknown operator, when that is what is wrong.
+	Op string
 }
 
 // Error formats the error with its path.

@@ -20,5 +20,5 @@ var (
 	ErrMixedSort = mangoError(http.StatusBadRequest, "unsupported_mixed_sort", "Sorts currently only support a single direction for all fields.")
 	// ErrIndexNotFound is a DeleteIndex of an index that does not exist; it
 	// is a couchdoc.ErrNotFound.
-	ErrIndexNotFound = couchdoc.Errorf(couchdoc.ErrNotFound, "Index not found")
+	ErrIndexNotFound = couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 )

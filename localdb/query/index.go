@@ -58,6 +58,10 @@ func CreateIndex(ctx context.Context, db *localdb.DB, body []byte) (*CreateResul
 	if err != nil {
 		return nil, err
 	}
+	if t, ok := req["type"]; ok && t == "text" {
+		// CouchDB without its search plugin answers the same.
+		return nil, mangoError(http.StatusServiceUnavailable, "required index service unavailable", "text")
+	}
 	if t, ok := req["type"]; ok && t != "json" {
 		return nil, mangoError(http.StatusBadRequest, "invalid_index", "Invalid type for index: %v", t)
 	}

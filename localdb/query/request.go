@@ -2,6 +2,7 @@ package query
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/settee/settee/internal/mango"
@@ -37,6 +38,10 @@ func parseRequest(body []byte) (*request, error) {
 		return nil, mangoError(http.StatusBadRequest, "invalid_selector_json", "Selector must be a JSON object, not: %s", jsonText(rawSel))
 	}
 	if req.selector, err = mango.ParseValue(rawSel); err != nil {
+		var se *mango.SyntaxError
+		if errors.As(err, &se) && se.Op != "" {
+			return nil, mangoError(http.StatusBadRequest, "invalid_operator", "Invalid operator: %s", se.Op)
+		}
 		return nil, err
 	}
 	if v, ok := m["sort"]; ok {
@@ -73,7 +78,10 @@ func parseRequest(body []byte) (*request, error) {
 		}
 		n, ok := v.(json.Number)
 		i, err := n.Int64()
-		if !ok || err != nil || i < 0 {
+		if ok && err == nil && i < 0 {
+			return nil, mangoError(http.StatusBadRequest, "invalid_non_neg_integer", "%d is not an integer greater than or equal to zero", i)
+		}
+		if !ok || err != nil {
 			return nil, invalidValue(k.name, v)
 		}
 		*k.dst = int(min(i, 1<<31))
