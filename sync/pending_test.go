@@ -202,3 +202,59 @@ func TestPendingPullExact(t *testing.T) {
 		t.Fatalf("the resumed pull: pending + written %v, want 300", counts)
 	}
 }
+
+// TestPendingFilteredAndContinuous: a doc_ids push counts only its
+// documents, exactly; a continuous push that caught up reports 0 and no
+// pending document, and a new local write is listed until it is sent.
+func TestPendingFilteredAndContinuous(t *testing.T) {
+	u := serverFactory(t)(t)
+	db := synctest.OpenStore(t, "local")
+	synctest.PutDocs(t, db, "a", 300)
+	local, remote := synctest.Local(db), synctest.Remote(t, u, nil)
+	var ids []string
+	for i := range 50 {
+		ids = append(ids, fmt.Sprintf("a%05d", i*3))
+	}
+	tgt := newAckTarget(t, remote, local)
+	for id := range tgt.want {
+		if !slices.Contains(ids, id) {
+			delete(tgt.want, id)
+		}
+	}
+	tgt.lacks[0] = tgt.lacking()
+	counts := checkEvents(t, sync.Options{Source: local, DocIDs: ids, BatchSize: 10, BulkDocsSize: 7}, tgt, true)
+	if slices.Min(counts) != 50 || slices.Max(counts) != 50 {
+		t.Fatalf("doc_ids push: pending + written %v, want 50", counts)
+	}
+
+	ctx := synctest.Ctx(t)
+	rep, err := sync.New(sync.Options{Source: local, Target: remote, Continuous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Stop()
+	idle := func() bool { st := rep.Status(); return st.State == sync.StateIdle && st.Pending == 0 }
+	synctest.Eventually(t, "idle with nothing pending", idle)
+	if got, err := rep.PendingDocIDs(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("idle: %v, %v", got, err)
+	}
+	synctest.Put(t, db, "late", "", `{}`)
+	if p, err := rep.IsDocumentPending(ctx, "late"); err != nil {
+		t.Fatal(err)
+	} else if !p {
+		// Already sent: then the target has it.
+		if _, st := synctest.RemoteGet(t, u, "late"); st != 200 {
+			t.Fatalf("late is neither pending nor on the target (%d)", st)
+		}
+	}
+	synctest.Eventually(t, "late sent", func() bool {
+		_, st := synctest.RemoteGet(t, u, "late")
+		return st == 200 && idle()
+	})
+	if p, err := rep.IsDocumentPending(ctx, "late"); err != nil || p {
+		t.Fatalf("late after it was sent: %v, %v", p, err)
+	}
+}
