@@ -241,6 +241,11 @@ func TestReadChangesPending(t *testing.T) {
 		`{"results":[],"last_seq":3,"pending":-2}`:     -1,
 		`{"results":[],"last_seq":3,"pending":1.5}`:    -1,
 	}
+	// CouchDB 3's recorded answer, chunked as it came.
+	resp := fixture(t, "changes_normal.http")
+	if _, n, err := ReadChangesPending(resp.Body, func(*couchdoc.Change) error { return nil }); err != nil || n != 0 {
+		t.Errorf("CouchDB 3 answer: pending %d, %v; want 0", n, err)
+	}
 	for body, want := range cases {
 		_, got, err := ReadChangesPending(strings.NewReader(body), func(*couchdoc.Change) error { return nil })
 		if err != nil || got != want {
