@@ -149,6 +149,9 @@ func TestPendingPushExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st := rep.Status(); st.Pending != -1 {
+		t.Fatalf("status before the start: pending %d, want -1 (not counted)", st.Pending)
+	}
 	ids, err := rep.PendingDocIDs(synctest.Ctx(t))
 	if err != nil || !slices.Equal(ids, want) {
 		t.Fatalf("PendingDocIDs: %v, %d ids, want %d", err, len(ids), len(want))

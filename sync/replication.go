@@ -269,6 +269,9 @@ func (r *replication) status() Status {
 }
 
 func (r *replication) pendingLocked() int64 {
+	if r.tracker == nil {
+		return -1 // no session yet: nothing counted
+	}
 	if r.remaining < 0 {
 		if r.state == StateIdle || r.state == StateStopped {
 			return r.inflight
