@@ -62,8 +62,16 @@ type ReplicatorStatus struct {
 	// Counters over the replicator's life, as in CouchDB's replication log.
 	DocsRead, DocsWritten, DocWriteFailures int64
 	MissingChecked, MissingFound            int64
-	// Pending estimates the changes still to transfer; -1 when unknown.
+	// Pending counts the changes still to transfer, both ways; -1 when
+	// unknown.
 	Pending int64
+	// PushPending counts the local documents changed after the last
+	// checkpoint that the remote has not acknowledged yet; PullPending the
+	// remote's changes not yet read or written (CouchDB's "pending", which
+	// for a filtered pull counts every change). -1 when unknown (before a
+	// session counted them; a pull from a server whose feed does not say),
+	// or for a direction the replicator does not run.
+	PushPending, PullPending int64
 	// LastSeq is the last checkpointed sequence of the source (JSON); for
 	// "both", of the pull.
 	LastSeq string
@@ -133,7 +141,7 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 	r = &Replicator{
 		db: db, cfg: cfg, opts: opts, remote: remote,
 		local:  localpeer.New(db.db),
-		online: true, state: string(sync.StateStopped),
+		online: true, state: string(sync.StateStopped), ended: [3]int64{-1, -1, -1},
 		wake: make(chan struct{}, 1),
 	}
 	r.opts.OnEvent = r.onEvent

@@ -33,6 +33,7 @@ type Replicator struct {
 	state       string     // the state while no session runs
 	lastErr     string
 	lastSeq     string
+	ended       [3]int64 // pending, push and pull pending when the last session ended
 	updated     time.Time
 	running     bool          // the supervisor is alive
 	supDone     chan struct{} // closed when the supervisor exits
@@ -144,7 +145,7 @@ func (r *Replicator) Status() *ReplicatorStatus {
 	defer recoverLog("Status")
 	r.mu.Lock()
 	sess := r.sess
-	s := &ReplicatorStatus{State: r.state, LastError: r.lastErr, LastSeq: r.lastSeq, Pending: -1, UpdatedMillis: r.updated.UnixMilli()}
+	s := &ReplicatorStatus{State: r.state, LastError: r.lastErr, LastSeq: r.lastSeq, Pending: r.ended[0], PushPending: r.ended[1], PullPending: r.ended[2], UpdatedMillis: r.updated.UnixMilli()}
 	stats, updated := r.base, r.updated
 	if r.want && !r.online {
 		s.State = string(sync.StateOffline)
@@ -160,6 +161,7 @@ func (r *Replicator) Status() *ReplicatorStatus {
 		}
 		addStats(&stats, st.Stats)
 		s.Pending = st.Pending
+		s.PushPending, s.PullPending = r.directionPending(st)
 		if st.LastError != nil && s.LastError == "" {
 			s.LastError = st.LastError.Error()
 		}
@@ -317,6 +319,8 @@ func (r *Replicator) endSession(sess *sync.Replicator, err error, stoppedByUs bo
 	defer r.mu.Unlock()
 	r.sess = nil
 	addStats(&r.base, st.Stats)
+	r.ended[0] = st.Pending
+	r.ended[1], r.ended[2] = r.directionPending(st)
 	if seq := sourceSeq(st); seq != "" {
 		r.lastSeq = seq
 	}

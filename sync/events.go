@@ -56,7 +56,10 @@ type Event struct {
 	// last one recorded in the replication logs.
 	LastSeq         json.RawMessage
 	CheckpointedSeq json.RawMessage
-	// Pending estimates the changes still to handle (-1 when unknown).
+	// Pending counts the changes still to handle: the source's changes
+	// after the last row read plus the documents read that the target
+	// has not acknowledged yet (see pending.go for when it is exact);
+	// -1 when unknown.
 	Pending int64
 	// Err is the error of an offline/error state, or of a doc failure.
 	Err error
@@ -74,7 +77,8 @@ type Status struct {
 	Stats           Stats
 	LastSeq         json.RawMessage
 	CheckpointedSeq json.RawMessage
-	// Pending estimates the changes still to handle (-1 when unknown).
+	// Pending is as Event.Pending; for a sync, the sum of both directions
+	// (-1 when either is unknown).
 	Pending int64
 	// LastError is the latest error seen (it may have been recovered from
 	// when State is not StateError).

@@ -103,6 +103,9 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			if errors.As(revErr, &re) {
 				f.ID, f.Rev = cmp.Or(re.ID, f.ID), re.Rev
 			}
+			if f.ID != "" {
+				r.settle(b, []string{f.ID}, Stats{})
+			}
 			r.docFailure(f)
 			return nil
 		}
@@ -122,7 +125,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 				return peerErr(role, p, op, err)
 			}
 			handed[key] = true
-			r.addStats(Stats{DocsRead: 1, DocWriteFailures: 1})
+			r.settle(b, []string{doc.ID}, Stats{DocsRead: 1, DocWriteFailures: 1})
 			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
 			return nil
 		}
@@ -136,7 +139,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 				return failed("target", tgt, "write document", err)
 			}
 			handed[key] = true
-			r.addStats(Stats{DocsRead: 1, DocsWritten: 1})
+			r.settle(b, []string{doc.ID}, Stats{DocsRead: 1, DocsWritten: 1})
 			s.written.Store(true)
 			return nil
 		}

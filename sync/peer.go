@@ -173,4 +173,11 @@ type ChangesOptions struct {
 	// IncludeDocs asks for each row's winning revision in Change.Doc
 	// (include_docs=true, no attachment bodies). A peer may ignore it.
 	IncludeDocs bool
+	// OnPending, when set, is called once a normal or longpoll feed ended
+	// with how many changes the peer holds after its last_seq (CouchDB's
+	// "pending"): exact for an unfiltered or doc_ids feed; for a feed
+	// filtered by a selector or a design filter CouchDB counts every
+	// change, matching or not (an upper bound). A peer that cannot tell
+	// does not call it.
+	OnPending func(n int64)
 }

@@ -33,6 +33,9 @@ type batch struct {
 	ready   []*couchdoc.Doc // revisions the feed carried in full (feedDoc)
 	missing []missingDoc
 	refs    atomic.Int64 // holds: the stage owning it + writes in flight
+	// open counts, per document still pending, the revisions left to
+	// handle (guarded by replication.mu; see pending.go).
+	open map[string]int
 }
 
 type missingDoc struct {
@@ -98,6 +101,7 @@ func (r *replication) release(s *session, b *batch, ckpt chan<- struct{}) {
 		}
 	}
 	r.mu.Lock()
+	r.closeDocsLocked(b)
 	r.updated = time.Now()
 	r.mu.Unlock()
 	r.maybeIdle(s)
@@ -145,8 +149,11 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			// would never be seen caught up (idle).
 			opts.Feed = "normal"
 		}
+		unread := int64(-1)
+		opts.OnPending = func(n int64) { unread = n }
 		err := r.retry(ctx, func() (err error) {
 			rows = rows[:0]
+			unread = -1
 			docBytes := 0
 			keep := func(c *couchdoc.Change) error {
 				if len(c.Doc) > 0 {
@@ -165,6 +172,7 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 				r.noFeedDocs.Store(true)
 				opts.IncludeDocs = false
 				rows = rows[:0]
+				unread = -1
 				last, err = src.Changes(ctx, opts, keep)
 			}
 			return err
@@ -189,9 +197,7 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			b.refs.Store(1)
 			r.mu.Lock()
 			r.lastSeq = seq
-			if r.remaining >= 0 {
-				r.remaining = max(0, r.remaining-int64(len(rows)))
-			}
+			r.openDocsLocked(b, unread)
 			r.mu.Unlock()
 			select {
 			case out <- b:
@@ -207,7 +213,9 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 			}
 			s.firstPass.Store(true)
 			r.mu.Lock()
-			r.remaining = 0
+			if unread < 0 {
+				r.remaining = 0
+			}
 			r.mu.Unlock()
 			r.maybeIdle(s)
 		}
@@ -273,6 +281,7 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 		}
 		b.rows = nil
 		r.addStats(Stats{MissingChecked: checked, MissingFound: found})
+		r.diffed(b)
 		if len(b.missing) == 0 && len(b.ready) == 0 {
 			r.release(s, b, ckpt)
 			continue

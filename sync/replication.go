@@ -35,9 +35,11 @@ type replication struct {
 	sessionID string
 	startSeq  json.RawMessage
 	tracker   *seqTracker
-	remaining int64 // estimate of rows not yet read; -1 unknown
-	progress  bool  // the session transferred something
-	sinceUsed bool  // opts.Since started a session already
+	remaining int64               // changes not yet read, as the source counts them; -1 unknown
+	inflight  int64               // documents read and not yet handled (pending.go)
+	batches   map[*batch]struct{} // batches read and not yet completed
+	progress  bool                // the session transferred something
+	sinceUsed bool                // opts.Since started a session already
 
 	evMu       gosync.Mutex
 	noBulkGet  atomic.Bool
@@ -142,10 +144,14 @@ func (r *replication) session(ctx context.Context) error {
 	r.mu.Lock()
 	r.sessionID, r.startSeq, r.tracker, r.progress = s.cp.sessionID, startSeq, s.tracker, false
 	r.lastSeq, r.ckptSeq = startSeq, startSeq
-	r.remaining = -1
-	if startSeq == nil {
-		r.remaining = srcInfo.DocCount + srcInfo.DocDelCount
+	r.inflight, r.batches = 0, map[*batch]struct{}{}
+	r.mu.Unlock()
+	unread := r.countUnread(ctx, startSeq)
+	if unread < 0 && startSeq == nil {
+		unread = srcInfo.DocCount + srcInfo.DocDelCount // an estimate
 	}
+	r.mu.Lock()
+	r.remaining = unread
 	r.mu.Unlock()
 	r.setState(StateActive, nil)
 
@@ -273,17 +279,16 @@ func (r *replication) status() Status {
 }
 
 func (r *replication) pendingLocked() int64 {
-	var inflight int64
-	if r.tracker != nil {
-		inflight, _ = r.tracker.pending()
+	if r.tracker == nil {
+		return -1 // no session yet: nothing counted
 	}
 	if r.remaining < 0 {
 		if r.state == StateIdle || r.state == StateStopped {
-			return inflight
+			return r.inflight
 		}
 		return -1
 	}
-	return r.remaining + inflight
+	return r.remaining + r.inflight
 }
 
 // emit fills an event from the current status and delivers it, one event

@@ -27,8 +27,17 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 		}
 		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
 		s.written.Store(true)
-		r.addStats(st)
+		ids := make([]string, len(u.docs))
+		for i, d := range u.docs {
+			ids[i] = d.ID
+		}
+		r.settle(u.b, ids, st)
 		u.docs = nil
+		if u.b.refs.Load() > 1 {
+			// The batch is not done: report this unit's progress now
+			// (its completion reports itself).
+			r.emit(Event{Kind: EventProgress})
+		}
 		r.release(s, u.b, ckpt)
 	}
 	return nil

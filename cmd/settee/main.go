@@ -41,6 +41,7 @@ func commands() []command {
 		{"pull", "replicate a remote database into a local store", runPull},
 		{"push", "replicate a local store to a remote database", runPush},
 		{"sync", "replicate both ways between a local store and a remote database", runSync},
+		{"pending", "list the local changes a push has still to send (offline)", runPending},
 		{"serve", "serve local stores over the CouchDB HTTP API", runServe},
 		{"info", "print a local store's summary, sizes and counts", runInfo},
 		{"clone", "make a new local store from a seed store, with its own identity", runClone},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strconv"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -18,64 +19,82 @@ type ChangesFunc func(*couchdoc.Change) error
 // without last_seq is a *MalformedError; a body cut short gives an error
 // matching io.ErrUnexpectedEOF.
 func ReadChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err error) {
+	lastSeq, _, err = ReadChangesPending(r, fn)
+	return lastSeq, err
+}
+
+// ReadChangesPending is ReadChanges that also returns the feed's
+// "pending", the number of changes after last_seq that CouchDB (and
+// settee serve) report; -1 when the body has none or it is not a
+// non-negative integer.
+func ReadChangesPending(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, pending int64, err error) {
+	pending = -1
 	br := newBounded(r, MaxChangesRow, "changes row")
 	dec := json.NewDecoder(br)
 	if err := expectDelim(dec, '{'); err != nil {
-		return nil, readErr("changes feed", err)
+		return nil, -1, readErr("changes feed", err)
 	}
 	var errBody ErrorBody
 	for dec.More() {
 		key, err := stringToken(dec)
 		if err != nil {
-			return nil, readErr("changes feed", err)
+			return nil, -1, readErr("changes feed", err)
 		}
 		switch key {
 		case "results":
 			if err := expectDelim(dec, '['); err != nil {
-				return nil, readErr("changes feed results", err)
+				return nil, -1, readErr("changes feed results", err)
 			}
 			for dec.More() {
 				br.mark()
 				c, err := decodeRow(dec)
 				if err != nil {
-					return nil, err
+					return nil, -1, err
 				}
 				if err := fn(c); err != nil {
-					return nil, err
+					return nil, -1, err
 				}
 			}
 			if err := expectDelim(dec, ']'); err != nil {
-				return nil, readErr("changes feed results", err)
+				return nil, -1, readErr("changes feed results", err)
 			}
 		case "last_seq":
 			if err := dec.Decode(&lastSeq); err != nil {
-				return nil, readErr("changes feed last_seq", err)
+				return nil, -1, readErr("changes feed last_seq", err)
+			}
+		case "pending":
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return nil, -1, readErr("changes feed pending", err)
+			}
+			if v, err := strconv.ParseInt(string(raw), 10, 64); err == nil && v >= 0 {
+				pending = v
 			}
 		case "error":
 			if err := dec.Decode(&errBody.Error); err != nil {
-				return nil, readErr("changes feed", err)
+				return nil, -1, readErr("changes feed", err)
 			}
 		case "reason":
 			if err := dec.Decode(&errBody.Reason); err != nil {
-				return nil, readErr("changes feed", err)
+				return nil, -1, readErr("changes feed", err)
 			}
 		default:
 			br.mark()
 			if err := skipValue(dec); err != nil {
-				return nil, readErr("changes feed", err)
+				return nil, -1, readErr("changes feed", err)
 			}
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {
-		return nil, readErr("changes feed", err)
+		return nil, -1, readErr("changes feed", err)
 	}
 	if errBody.Error != "" {
-		return nil, errBody.Err(0)
+		return nil, -1, errBody.Err(0)
 	}
 	if !validSeq(lastSeq) {
-		return nil, malformedf("changes feed", "no valid last_seq")
+		return nil, -1, malformedf("changes feed", "no valid last_seq")
 	}
-	return lastSeq, nil
+	return lastSeq, pending, nil
 }
 
 func decodeRow(dec *json.Decoder) (*couchdoc.Change, error) {

@@ -230,3 +230,26 @@ func TestVerifyInline(t *testing.T) {
 		}
 	}
 }
+
+func TestReadChangesPending(t *testing.T) {
+	cases := map[string]int64{
+		`{"results":[],"last_seq":"5-x","pending":12}`: 12,
+		`{"results":[],"pending":0,"last_seq":3}`:      0,
+		`{"results":[],"last_seq":3}`:                  -1,
+		`{"results":[],"last_seq":3,"pending":null}`:   -1,
+		`{"results":[],"last_seq":3,"pending":"7"}`:    -1,
+		`{"results":[],"last_seq":3,"pending":-2}`:     -1,
+		`{"results":[],"last_seq":3,"pending":1.5}`:    -1,
+	}
+	// CouchDB 3's recorded answer, chunked as it came.
+	resp := fixture(t, "changes_normal.http")
+	if _, n, err := ReadChangesPending(resp.Body, func(*couchdoc.Change) error { return nil }); err != nil || n != 0 {
+		t.Errorf("CouchDB 3 answer: pending %d, %v; want 0", n, err)
+	}
+	for body, want := range cases {
+		_, got, err := ReadChangesPending(strings.NewReader(body), func(*couchdoc.Change) error { return nil })
+		if err != nil || got != want {
+			t.Errorf("%s: pending %d, %v; want %d", body, got, err, want)
+		}
+	}
+}

@@ -113,26 +113,27 @@ func (db *DB) changesOnce(ctx context.Context, opts sync.ChangesOptions, fn func
 			since = c.Seq
 			return nil
 		}
-		last, err := db.readChanges(ctx, r, opts.Feed, fn)
+		last, err := db.readChanges(ctx, r, opts, fn)
 		if err != nil && quiet.Load() && errors.Is(err, context.Canceled) {
 			return since, nil
 		}
 		return last, err
 	}
-	return db.readChanges(ctx, r, opts.Feed, fn)
+	return db.readChanges(ctx, r, opts, fn)
 }
 
-func (db *DB) readChanges(ctx context.Context, r *request, feed string, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
+func (db *DB) readChanges(ctx context.Context, r *request, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
 	resp, err := db.do(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	var last json.RawMessage
-	if feed == "continuous" {
+	pending := int64(-1)
+	if opts.Feed == "continuous" {
 		last, err = wire.ReadContinuousChanges(resp.Body, fn)
 	} else {
-		last, err = wire.ReadChanges(resp.Body, fn)
+		last, pending, err = wire.ReadChangesPending(resp.Body, fn)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -145,6 +146,9 @@ func (db *DB) readChanges(ctx context.Context, r *request, feed string, fn func(
 		return last, err
 	}
 	drainClose(resp.Body)
+	if pending >= 0 && opts.OnPending != nil {
+		opts.OnPending(pending)
+	}
 	return last, nil
 }
 

@@ -30,6 +30,8 @@ var (
 	_ sync.BulkGetter = (*Peer)(nil)
 	_ sync.Identifier = (*Peer)(nil)
 	_ sync.Creator    = (*Peer)(nil)
+
+	_ sync.PendingCounter = (*Peer)(nil)
 )
 
 // New returns a peer over db. The caller keeps ownership of db (closing
@@ -112,7 +114,8 @@ func seqJSON(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 // Changes reads the store's feed (style=all_docs) with localdb.Follow: a
 // longpoll feed with no change waits for one, a continuous feed follows
 // the store until ctx is done, each woken by commits from any process;
-// opts.Timeout ends a wait with nothing new. Selectors are matched with
+// opts.Timeout ends a wait with nothing new. A normal or longpoll feed
+// reports its pending count to opts.OnPending (see pendingAfter). Selectors are matched with
 // internal/mango against the winning revision; design document filters
 // are not supported by the local store (bad_request).
 func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
@@ -147,7 +150,36 @@ func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*c
 		}
 		return fn(row)
 	})
+	if err == nil && opts.OnPending != nil && fopts.Feed != localdb.FeedContinuous {
+		n, err := p.pendingAfter(ctx, last, opts)
+		if err != nil {
+			return seqJSON(last), err
+		}
+		opts.OnPending(n)
+	}
 	return seqJSON(last), err
+}
+
+// PendingChanges counts the changes after opts.Since that a normal feed
+// with opts would give, from the seq index: exact for doc_ids and
+// unfiltered feeds, every change for a selector (see pendingAfter).
+func (p *Peer) PendingChanges(ctx context.Context, opts sync.ChangesOptions) (int64, error) {
+	since, err := parseSeq(opts.Since)
+	if err != nil {
+		return 0, err
+	}
+	return p.pendingAfter(ctx, since, opts)
+}
+
+// pendingAfter counts the changes after seq that the feed opts describes
+// would give: exact for doc_ids and unfiltered feeds, from the seq index;
+// for a selector, every change after seq (CouchDB's count, an upper bound:
+// matching would read every document).
+func (p *Peer) pendingAfter(ctx context.Context, seq int64, opts sync.ChangesOptions) (int64, error) {
+	if len(opts.DocIDs) > 0 {
+		return p.db.PendingChangesOf(ctx, seq, opts.DocIDs)
+	}
+	return p.db.PendingChanges(ctx, seq)
 }
 
 // RevsDiff asks the store which revisions it lacks.
