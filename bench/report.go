@@ -18,7 +18,20 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func writeTable(w io.Writer, r *Results) {
 	m := r.Meta
 	fmt.Fprintf(w, "Settee benchmark  %s\n", m.Date)
-	fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s   load average: %s -> %s\n", m.Server, m.Docs, m.Seed, m.PouchAdapter, m.LoadAvgStart, m.LoadAvgEnd)
+	if r.Pull != nil {
+		fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s   ", m.Server, m.Docs, m.Seed, m.PouchAdapter)
+	}
+	fmt.Fprintf(w, "load average: %s -> %s   commit: %s\n", m.LoadAvgStart, m.LoadAvgEnd, m.Commit)
+	if r.Pull != nil {
+		writeReplicationTable(w, r)
+	}
+	writeLiveTable(w, r)
+	writeTargets(w, r)
+}
+
+// writeReplicationTable prints the dataset and the replication phases.
+func writeReplicationTable(w io.Writer, r *Results) {
+	m := r.Meta
 	d := r.Dataset
 	fmt.Fprintf(w, "dataset: %d docs, %d leaves, %d revisions, %d conflicted, %d deleted, %d attachments (%.1f MB), bodies %.1f MB; loaded in %.1fs\n\n",
 		d.Docs, d.Leaves, d.Revisions, d.Conflicted, d.Deleted, d.Attachments, mb(d.AttachmentBytes), mb(d.BodyBytes), r.LoadSeconds)
@@ -59,8 +72,12 @@ func writeTable(w io.Writer, r *Results) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// writeTargets prints the targets, the CPU ratios and the failures.
+func writeTargets(w io.Writer, r *Results) {
 	if len(r.Targets) > 0 {
-		tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
 		fmt.Fprintln(tw, "| target\t goal\t measured\t met\t")
 		fmt.Fprintln(tw, "|---\t---\t---:\t---\t")
 		for _, t := range r.Targets {
@@ -87,6 +104,27 @@ func (m Meta) docsOrOne() int {
 		return 1
 	}
 	return m.Docs
+}
+
+// writeLiveTable prints the live workloads, one row per workload and hub.
+func writeLiveTable(w io.Writer, r *Results) {
+	if len(r.Live) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| workload\t hub\t devices\t writes\t seconds\t writes/s\t offered/s\t p50 ms\t p90 ms\t p99 ms\t max ms\t deliveries\t CPU s (devices)\t hub CPU s\t requests\t peak RSS MB (devices)\t")
+	fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
+	for _, l := range r.Live {
+		offered := ""
+		if l.OfferedPerSec > 0 {
+			offered = fmt.Sprintf("%.0f", l.OfferedPerSec)
+		}
+		fmt.Fprintf(tw, "| %s\t %s\t %d\t %d\t %.2f\t %.1f\t %s\t %.1f\t %.1f\t %.1f\t %.1f\t %d/%d\t %.2f\t %.2f\t %d\t %.1f\t\n",
+			l.Workload, l.Hub, l.Devices, l.Writes, l.Seconds, l.WritesPerSec, offered, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs,
+			l.Deliveries, l.Expected, l.CPUSeconds, l.HubCPUSeconds, l.Requests, mb(l.VmHWM))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
 
 // writeJSON writes the results to path, creating its directory.

@@ -14,6 +14,8 @@ type Results struct {
 	Push        *Direction `json:"push,omitempty"`
 	Noop        *Phase     `json:"noop_resync,omitempty"`
 	Incremental *Phase     `json:"incremental,omitempty"`
+	// Live holds the live workloads, one per workload and hub.
+	Live []*LiveRun `json:"live,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
@@ -182,6 +184,7 @@ func (r *Results) computeRatios() {
 	if in := r.Incremental; in != nil && in.Settee != nil {
 		r.addTarget("incremental: docs fetched = changed", "= "+itoa(in.Changed), float64(in.Settee.DocsRead), "docs", in.Settee.DocsRead == int64(in.Changed))
 	}
+	r.liveTargets()
 }
 
 func (r *Results) addTarget(name, goal string, v float64, unit string, met bool) {
