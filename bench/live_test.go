@@ -67,6 +67,10 @@ func TestLiveWorkloads(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| live ") || !strings.Contains(stdout.String(), "| hub ") {
 		t.Errorf("no live table on stdout")
 	}
+	svg, err := os.ReadFile(filepath.Join(dir, "results.svg"))
+	if err != nil || !bytes.Contains(svg, []byte("hub settee serve")) || bytes.Contains(svg, []byte("Throughput")) {
+		t.Errorf("chart: want the latency bars only: %v %.300q", err, svg)
+	}
 }
 
 func TestPct(t *testing.T) {

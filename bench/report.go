@@ -170,14 +170,25 @@ func writeSVG(path string, r *Results) error {
 	}
 	add("pull", r.Pull)
 	add("push", r.Push)
+	var lat []bar
+	for _, l := range r.Live {
+		c := colors["settee"]
+		if l.Hub != "settee serve" {
+			c = colors["limit"]
+		}
+		lat = append(lat, bar{l.Workload + " " + l.Hub, l.P99Ms, c})
+	}
 
 	const width, rowH, left, right = 760, 26, 150, 110
-	height := 70 + (len(rate)+len(rss))*rowH + 60
+	height := 70 + (len(rate)+len(rss)+len(lat))*rowH + 90
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n",
-		html.EscapeString(fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)))
+	title := fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)
+	if r.Pull == nil {
+		title = "Settee: live sync through a hub, " + r.Meta.Date
+	}
+	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	y := 40
 	group := func(title, unit string, bars []bar) {
 		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y+14, html.EscapeString(title))
@@ -200,8 +211,13 @@ func writeSVG(path string, r *Results) error {
 		}
 		y += 10
 	}
-	group("Throughput (higher is better)", "docs/s", rate)
-	group("Peak RSS of the replicating process (lower is better)", "MB", rss)
+	if len(rate) > 0 {
+		group("Throughput (higher is better)", "docs/s", rate)
+		group("Peak RSS of the replicating process (lower is better)", "MB", rss)
+	}
+	if len(lat) > 0 {
+		group("p99 write-to-other-device latency via the hub (lower is better)", "ms", lat)
+	}
 	b.WriteString("</svg>\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
