@@ -31,6 +31,7 @@ type fleet struct {
 	devices []*device
 	cnt     *counter
 	writes  [][]atomic.Int64 // [device][n]: unix nanos before the Put, 0 before it
+	opts    sync.Options     // every device's sync options (Continuous is set)
 	// seen is called, when set, for every arrival (before it is recorded).
 	seen func(obs int, writer, n int)
 
@@ -49,10 +50,11 @@ type device struct {
 }
 
 // newFleet opens n stores under dir and starts their syncs with hubURL
-// (a database URL) and their followers. perDevice bounds each device's
+// (a database URL), with opts (Continuous set; the defaults unless the
+// harness says otherwise), and their followers. perDevice bounds each device's
 // writes.
-func newFleet(ctx context.Context, dir, hubURL string, n, perDevice int) (*fleet, error) {
-	f := &fleet{cnt: &counter{}, writes: make([][]atomic.Int64, n)}
+func newFleet(ctx context.Context, dir, hubURL string, n, perDevice int, opts sync.Options) (*fleet, error) {
+	f := &fleet{cnt: &counter{}, writes: make([][]atomic.Int64, n), opts: opts}
 	for i := range f.writes {
 		f.writes[i] = make([]atomic.Int64, perDevice)
 	}
@@ -78,7 +80,9 @@ func (f *fleet) startDevice(ctx context.Context, path, hubURL string, idx int) (
 		db.Close()
 		return nil, err
 	}
-	rep, err := sync.NewSync(localpeer.New(db), remote, sync.Options{Continuous: true})
+	opts := f.opts
+	opts.Continuous = true
+	rep, err := sync.NewSync(localpeer.New(db), remote, opts)
 	if err != nil {
 		db.Close()
 		return nil, err

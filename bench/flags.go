@@ -34,6 +34,8 @@ type config struct {
 	HubDevices int
 	HubRate    float64
 	HubSeconds float64
+	// LiveCheckpoint is the devices' CheckpointInterval (0: the default).
+	LiveCheckpoint time.Duration
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -68,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.HubDevices, "hub-devices", 20, "hub: devices in continuous two-way sync with the hub")
 	fs.Float64Var(&cfg.HubRate, "hub-rate", 5, "hub: writes per second by each device")
 	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
+	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

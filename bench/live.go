@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -22,6 +24,8 @@ type LiveRun struct {
 	// OfferedPerSec is the write rate the devices were asked to keep
 	// (hub only).
 	OfferedPerSec float64 `json:"offered_writes_per_sec,omitempty"`
+	// CheckpointSeconds is the devices' CheckpointInterval (0: default).
+	CheckpointSeconds float64 `json:"checkpoint_interval_seconds,omitempty"`
 	liveStats
 	// CPUSeconds is the devices' process (all devices' stores and syncs);
 	// HubCPUSeconds the hub's during it (0 when unknown).
@@ -50,6 +54,11 @@ func (b *bench) livePhases(ctx context.Context) error {
 		hubs = append(hubs, hub{name: "couchdb", url: b.server, cpu: b.serverCPU})
 	}
 	cfg := b.cfg
+	if cfg.CPUProfileDir != "" {
+		if err := os.MkdirAll(cfg.CPUProfileDir, 0o755); err != nil {
+			return err
+		}
+	}
 	for _, w := range []string{"live", "hub"} {
 		if !cfg.Phases[w] {
 			continue
@@ -61,10 +70,17 @@ func (b *bench) livePhases(ctx context.Context) error {
 			} else {
 				args = append(args, "--devices", fmt.Sprint(cfg.HubDevices), "--rate", fmt.Sprint(cfg.HubRate), "--seconds", fmt.Sprint(cfg.HubSeconds))
 			}
+			if cfg.CPUProfileDir != "" {
+				args = append(args, "--cpuprofile", filepath.Join(cfg.CPUProfileDir, fmt.Sprintf("%s-%s.pprof", w, strings.ReplaceAll(h.name, " ", "-"))))
+			}
+			if cfg.LiveCheckpoint > 0 {
+				args = append(args, "--checkpoint-interval", cfg.LiveCheckpoint.String())
+			}
 			run := b.liveRun(ctx, w, h, args)
 			if run == nil {
 				continue
 			}
+			run.CheckpointSeconds = cfg.LiveCheckpoint.Seconds()
 			if w == "hub" {
 				run.OfferedPerSec = float64(cfg.HubDevices) * cfg.HubRate
 			}

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"time"
+
+	"github.com/settee/settee/sync"
 )
 
 // liveStats is what a live or hub child prints as its last stdout line.
@@ -53,6 +56,8 @@ func runLiveChild(ctx context.Context, mode string, args []string, stdout, stder
 	devices := fs.Int("devices", 20, "hub: devices")
 	rate := fs.Float64("rate", 5, "hub: writes per second per device")
 	seconds := fs.Float64("seconds", 20, "hub: how long the devices write")
+	ckpt := fs.Duration("checkpoint-interval", 0, "the devices' sync.Options.CheckpointInterval (0: the default)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the devices (warm-up included) here")
 	timeout := fs.Duration("wait", 30*time.Second, "how long to wait for a delivery (live: each; hub: the last)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,19 +68,30 @@ func runLiveChild(ctx context.Context, mode string, args []string, stdout, stder
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
+	if *cpuprofile != "" {
+		pf, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var st *liveStats
 	var err error
 	if mode == "live" {
 		if *writes < 1 {
 			return errors.New("child live: --writes must be positive")
 		}
-		st, err = measureLive(ctx, *hub, *dir, *writes, *timeout)
+		st, err = measureLive(ctx, *hub, *dir, *writes, *timeout, sync.Options{CheckpointInterval: *ckpt})
 	} else {
 		perDevice := int(*rate**seconds + 0.5)
 		if *devices < 2 || perDevice < 1 {
 			return errors.New("child hub: want at least 2 devices and 1 write each")
 		}
-		st, err = measureHub(ctx, *hub, *dir, *devices, *rate, perDevice, *timeout)
+		st, err = measureHub(ctx, *hub, *dir, *devices, *rate, perDevice, *timeout, sync.Options{CheckpointInterval: *ckpt})
 	}
 	if err != nil {
 		return err
@@ -87,8 +103,8 @@ func runLiveChild(ctx context.Context, mode string, args []string, stdout, stder
 }
 
 // measureLive: device 0 writes, device 1 is watched.
-func measureLive(ctx context.Context, hub, dir string, writes int, wait time.Duration) (*liveStats, error) {
-	f, err := newFleet(ctx, dir, hub, 2, writes)
+func measureLive(ctx context.Context, hub, dir string, writes int, wait time.Duration, opts sync.Options) (*liveStats, error) {
+	f, err := newFleet(ctx, dir, hub, 2, writes, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +144,8 @@ func measureLive(ctx context.Context, hub, dir string, writes int, wait time.Dur
 }
 
 // measureHub: every device writes at a steady rate, all are watched.
-func measureHub(ctx context.Context, hub, dir string, devices int, rate float64, perDevice int, wait time.Duration) (*liveStats, error) {
-	f, err := newFleet(ctx, dir, hub, devices, perDevice)
+func measureHub(ctx context.Context, hub, dir string, devices int, rate float64, perDevice int, wait time.Duration, opts sync.Options) (*liveStats, error) {
+	f, err := newFleet(ctx, dir, hub, devices, perDevice, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func TestLiveWorkloads(t *testing.T) {
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := run(ctx, []string{"-phases", "live,hub", "-live-writes", "20", "-hub-devices", "3", "-hub-rate", "4", "-hub-seconds", "2",
-		"-workdir", filepath.Join(dir, "work"), "-out", out, "-root", "."}, &stdout, &stderr)
+		"-live-checkpoint-interval", "1s", "-workdir", filepath.Join(dir, "work"), "-out", out, "-root", "."}, &stdout, &stderr)
 	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -53,6 +53,9 @@ func TestLiveWorkloads(t *testing.T) {
 		if l.Devices != w.devices || l.Writes != w.writes || l.Expected != w.expected || l.Deliveries != w.expected {
 			t.Errorf("%s: devices %d writes %d deliveries %d/%d; want %d, %d, %d/%d", l.Workload, l.Devices, l.Writes, l.Deliveries, l.Expected, w.devices, w.writes, w.expected, w.expected)
 		}
+		if l.CheckpointSeconds != 1 {
+			t.Errorf("%s: checkpoint interval %v s, want 1", l.Workload, l.CheckpointSeconds)
+		}
 		if !(l.P50Ms > 0 && l.P50Ms <= l.P99Ms && l.P99Ms <= l.MaxMs) || l.WritesPerSec <= 0 || l.Requests <= 0 || l.CPUSeconds <= 0 || l.HubCPUSeconds <= 0 || l.VmHWM <= 0 {
 			t.Errorf("%s: implausible figures %+v", l.Workload, l)
 		}
@@ -64,7 +67,7 @@ func TestLiveWorkloads(t *testing.T) {
 	if !names["live p99 via settee serve"] || !names["hub p99 via settee serve"] {
 		t.Errorf("targets: %+v", res.Targets)
 	}
-	if !strings.Contains(stdout.String(), "| live ") || !strings.Contains(stdout.String(), "| hub ") {
+	if !strings.Contains(stdout.String(), "| live (checkpoint every 1s) ") || !strings.Contains(stdout.String(), "| hub (checkpoint every 1s) ") {
 		t.Errorf("no live table on stdout")
 	}
 	svg, err := os.ReadFile(filepath.Join(dir, "results.svg"))

@@ -119,8 +119,12 @@ func writeLiveTable(w io.Writer, r *Results) {
 		if l.OfferedPerSec > 0 {
 			offered = fmt.Sprintf("%.0f", l.OfferedPerSec)
 		}
+		workload := l.Workload
+		if l.CheckpointSeconds > 0 {
+			workload += fmt.Sprintf(" (checkpoint every %gs)", l.CheckpointSeconds)
+		}
 		fmt.Fprintf(tw, "| %s\t %s\t %d\t %d\t %.2f\t %.1f\t %s\t %.1f\t %.1f\t %.1f\t %.1f\t %d/%d\t %.2f\t %.2f\t %d\t %.1f\t\n",
-			l.Workload, l.Hub, l.Devices, l.Writes, l.Seconds, l.WritesPerSec, offered, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs,
+			workload, l.Hub, l.Devices, l.Writes, l.Seconds, l.WritesPerSec, offered, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs,
 			l.Deliveries, l.Expected, l.CPUSeconds, l.HubCPUSeconds, l.Requests, mb(l.VmHWM))
 	}
 	tw.Flush()
