@@ -33,8 +33,8 @@ type LiveRun struct {
 	HubCPUSeconds float64 `json:"hub_cpu_seconds,omitempty"`
 }
 
-// hub is a server the live workloads run against.
-type hub struct {
+// hubServer is a server the live workloads run against.
+type hubServer struct {
 	name string
 	url  string  // root URL
 	cpu  cpuFunc // the hub process's CPU seconds so far
@@ -49,9 +49,9 @@ func (b *bench) livePhases(ctx context.Context) error {
 		return fmt.Errorf("settee serve: %w", err)
 	}
 	defer s.Stop()
-	hubs := []hub{{name: "settee serve", url: s.URL, cpu: s.CPU}}
+	hubs := []hubServer{{name: "settee serve", url: s.URL, cpu: s.CPU}}
 	if b.cfg.Couch != "" {
-		hubs = append(hubs, hub{name: "couchdb", url: b.server, cpu: b.serverCPU})
+		hubs = append(hubs, hubServer{name: "couchdb", url: b.server, cpu: b.serverCPU})
 	}
 	cfg := b.cfg
 	if cfg.CPUProfileDir != "" {
@@ -96,7 +96,7 @@ func (b *bench) livePhases(ctx context.Context) error {
 }
 
 // liveRun runs one workload's child against a fresh hub database.
-func (b *bench) liveRun(ctx context.Context, workload string, h hub, args []string) *LiveRun {
+func (b *bench) liveRun(ctx context.Context, workload string, h hubServer, args []string) *LiveRun {
 	what := fmt.Sprintf("%s via %s", workload, h.name)
 	dbURL := h.url + "/bench-" + workload
 	if err := createDB(ctx, dbURL); err != nil {
