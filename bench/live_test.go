@@ -102,3 +102,29 @@ func TestWriteID(t *testing.T) {
 		}
 	}
 }
+
+// TestBatteryTarget: the pull's client CPU per 100k documents is a target
+// row from 10,000 documents on, not for small runs nor big attachments.
+func TestBatteryTarget(t *testing.T) {
+	for _, c := range []struct {
+		docs int
+		big  int64
+		cpu  float64
+		want string // "" (no row), "yes" or "no"
+	}{{100000, 0, 2.4, "yes"}, {200000, 0, 6, "no"}, {1000000, 0, 20, "yes"}, {2000, 0, 1, ""}, {1, 1 << 30, 1, ""}} {
+		r := &Results{Meta: Meta{Docs: c.docs, BigAttachment: c.big}, Pull: &Direction{Settee: &Measure{CPUSeconds: c.cpu}}}
+		r.computeRatios()
+		got := ""
+		for _, tg := range r.Targets {
+			if tg.Name == "pull client CPU s per 100k docs" {
+				got = map[bool]string{true: "yes", false: "no"}[tg.Met]
+				if want := c.cpu * 100000 / float64(c.docs); tg.Measured != want {
+					t.Errorf("%d docs: measured %v, want %v", c.docs, tg.Measured, want)
+				}
+			}
+		}
+		if got != c.want {
+			t.Errorf("%d docs, %v CPU s: row %q, want %q", c.docs, c.cpu, got, c.want)
+		}
+	}
+}

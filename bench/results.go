@@ -156,6 +156,12 @@ func (r *Results) computeRatios() {
 			r.Ratios.PullTimeVsLimit = ratio(p.Settee.Seconds, l)
 			r.addTarget("pull time vs limit", "<= 1.5x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.5)
 		}
+		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
+			// Battery (issue 18): the pulling process's CPU per 100,000
+			// documents; below 10,000 its start-up would weigh.
+			v := p.Settee.CPUSeconds * 100000 / float64(r.Meta.Docs)
+			r.addTarget("pull client CPU s per 100k docs", "<= 2.5 s", v, "s", v <= 2.5)
+		}
 		switch {
 		case r.Meta.BigAttachment > 0:
 			r.addTarget("pull peak RSS, big attachment", "<= 100 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 100<<20)
