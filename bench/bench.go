@@ -49,7 +49,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	}
 
 	b.server = strings.TrimRight(cfg.Couch, "/")
-	if b.server == "" {
+	if b.server == "" && !cfg.Phases["pull"] {
+		b.res.Meta.Server = "none (live workloads only)"
+	} else if b.server == "" {
 		var s *pouchServer
 		var err error
 		if cfg.Server == "settee" {
@@ -75,11 +77,17 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	b.setteeDB = filepath.Join(b.dir, "settee.db")
 	b.pouchDir = filepath.Join(b.dir, "pouchdb-"+cfg.PouchAdapter)
 
-	err := b.phases(ctx)
+	var err error
+	if cfg.Phases["pull"] {
+		err = b.phases(ctx)
+	}
+	if err == nil && (cfg.Phases["live"] || cfg.Phases["hub"]) {
+		err = b.livePhases(ctx)
+	}
 	b.res.computeRatios()
 	b.res.Meta.WallSeconds = time.Since(began).Seconds()
 	b.res.Meta.LoadAvgEnd = loadAvg()
-	if !cfg.Keep {
+	if !cfg.Keep && cfg.Phases["pull"] {
 		for _, db := range []string{"bench-src", "bench-push-settee", "bench-push-pouchdb", "bench-push-limit"} {
 			_ = deleteDB(context.Background(), b.server+"/"+db)
 		}
@@ -131,12 +139,12 @@ func (b *bench) phases(ctx context.Context) error {
 		b.res.Pull = &Direction{}
 		if cfg.Contenders["limit"] {
 			b.logf("pull: limit")
-			cpu0 := b.srv.CPU()
+			cpu0 := b.serverCPU()
 			l, err := measurePullLimit(ctx, b.ds, b.src, b.dir)
 			if err != nil {
 				b.fail("pull limit", err)
 			} else {
-				l.ServerCPUSeconds = b.srv.CPU() - cpu0 // stream and insert: the server works during the stream only
+				l.ServerCPUSeconds = b.serverCPU() - cpu0 // stream and insert: the server works during the stream only
 				b.res.Pull.PullLimit = l
 			}
 		}
@@ -164,12 +172,12 @@ func (b *bench) phases(ctx context.Context) error {
 		if cfg.Contenders["limit"] {
 			b.logf("push: limit")
 			target := b.server + "/bench-push-limit"
-			cpu0 := b.srv.CPU()
+			cpu0 := b.serverCPU()
 			l, err := measurePushLimit(ctx, b.ds, target)
 			if err != nil {
 				b.fail("push limit", err)
 			} else {
-				l.ServerCPUSeconds = b.srv.CPU() - cpu0
+				l.ServerCPUSeconds = b.serverCPU() - cpu0
 				b.res.Push.PushLimit = l
 			}
 			_ = deleteDB(ctx, target)
@@ -309,14 +317,14 @@ func (b *bench) settee(ctx context.Context, mode string, docs int, profile strin
 		b.fail("settee "+mode, err)
 		return nil
 	}
-	cpu0 := b.srv.CPU()
+	cpu0 := b.serverCPU()
 	m, err := runMeasured(ctx, cmd, docs, b.verbose())
 	if err != nil {
 		b.fail("settee "+mode, err)
 		return nil
 	}
 	m.CPUProfile = profile
-	m.ServerCPUSeconds = b.srv.CPU() - cpu0
+	m.ServerCPUSeconds = b.serverCPU() - cpu0
 	b.setRate(m)
 	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests, CPU %.2fs, server CPU %.2fs", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests, m.CPUSeconds, m.ServerCPUSeconds)
 	return m
@@ -339,13 +347,13 @@ func (b *bench) pouch(ctx context.Context, mode, remote string, docs int) *Measu
 		args = append(args, "--batch-size", fmt.Sprint(b.cfg.PouchBatchSize))
 	}
 	b.logf("pouchdb %s (%d docs)", mode, docs)
-	cpu0 := b.srv.CPU()
+	cpu0 := b.serverCPU()
 	m, err := runMeasured(ctx, pouchCmd(ctx, b.cfg.Root, args...), docs, b.verbose())
 	if err != nil {
 		b.fail("pouchdb "+mode, err)
 		return nil
 	}
-	m.ServerCPUSeconds = b.srv.CPU() - cpu0
+	m.ServerCPUSeconds = b.serverCPU() - cpu0
 	b.setRate(m)
 	b.logf("pouchdb %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests, CPU %.2fs, server CPU %.2fs", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests, m.CPUSeconds, m.ServerCPUSeconds)
 	return m

@@ -29,8 +29,11 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && (args[0] == "live" || args[0] == "hub") {
+		return runLiveChild(ctx, args[0], args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "pull" && args[0] != "push") {
-		return errors.New("child: want pull, push or serve")
+		return errors.New("child: want pull, push, live, hub or serve")
 	}
 	mode := args[0]
 	fs := flag.NewFlagSet("child "+mode, flag.ContinueOnError)

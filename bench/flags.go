@@ -28,9 +28,21 @@ type config struct {
 	Timeout        time.Duration
 	Verbose        bool
 	Server         string
+	CouchPID       int
+	// Live workloads (phases live and hub).
+	LiveWrites int
+	HubDevices int
+	HubRate    float64
+	HubSeconds float64
+	// LiveCheckpoint is the devices' CheckpointInterval (0: the default).
+	LiveCheckpoint time.Duration
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
+
+// livePhaseNames run only when asked for: they measure latency, not a
+// replication of the dataset.
+var livePhaseNames = []string{"live", "hub"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -46,13 +58,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull)")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
 	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
 	fs.StringVar(&cfg.Root, "root", ".", "the repository (or a directory below it)")
 	fs.DurationVar(&cfg.Timeout, "timeout", 3*time.Hour, "give up after this long")
+	fs.IntVar(&cfg.CouchPID, "couch-pid", 0, "with -couch: the server's process id (beam.smp), to report its CPU seconds")
+	fs.IntVar(&cfg.LiveWrites, "live-writes", 1000, "live: writes by device A, each waited for on device B")
+	fs.IntVar(&cfg.HubDevices, "hub-devices", 20, "hub: devices in continuous two-way sync with the hub")
+	fs.Float64Var(&cfg.HubRate, "hub-rate", 5, "hub: writes per second by each device")
+	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
+	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -71,7 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.BigAttachment = n
 	}
 	var err error
-	if cfg.Phases, err = parseSet(phases, allPhases); err != nil {
+	if cfg.Phases, err = parseSet(phases, append(allPhases[:len(allPhases):len(allPhases)], livePhaseNames...)); err != nil {
 		return nil, fmt.Errorf("-phases: %w", err)
 	}
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit"}); err != nil {
@@ -82,6 +100,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.BigAttachment > 0 {
 		delete(cfg.Phases, "incremental")
+	}
+	if cfg.LiveWrites < 1 || cfg.HubDevices < 2 || cfg.HubRate <= 0 || cfg.HubSeconds <= 0 || cfg.HubRate*cfg.HubSeconds < 0.5 {
+		return nil, fmt.Errorf("-live-writes must be positive, -hub-devices at least 2, and -hub-rate x -hub-seconds at least 1")
 	}
 	if cfg.Server != "pouchdb" && cfg.Server != "settee" {
 		return nil, fmt.Errorf("-server must be pouchdb or settee")

@@ -18,7 +18,20 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func writeTable(w io.Writer, r *Results) {
 	m := r.Meta
 	fmt.Fprintf(w, "Settee benchmark  %s\n", m.Date)
-	fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s   load average: %s -> %s\n", m.Server, m.Docs, m.Seed, m.PouchAdapter, m.LoadAvgStart, m.LoadAvgEnd)
+	if r.Pull != nil {
+		fmt.Fprintf(w, "server: %s   docs: %d (seed %d)   pouchdb adapter: %s   ", m.Server, m.Docs, m.Seed, m.PouchAdapter)
+	}
+	fmt.Fprintf(w, "load average: %s -> %s   commit: %s\n", m.LoadAvgStart, m.LoadAvgEnd, m.Commit)
+	if r.Pull != nil {
+		writeReplicationTable(w, r)
+	}
+	writeLiveTable(w, r)
+	writeTargets(w, r)
+}
+
+// writeReplicationTable prints the dataset and the replication phases.
+func writeReplicationTable(w io.Writer, r *Results) {
+	m := r.Meta
 	d := r.Dataset
 	fmt.Fprintf(w, "dataset: %d docs, %d leaves, %d revisions, %d conflicted, %d deleted, %d attachments (%.1f MB), bodies %.1f MB; loaded in %.1fs\n\n",
 		d.Docs, d.Leaves, d.Revisions, d.Conflicted, d.Deleted, d.Attachments, mb(d.AttachmentBytes), mb(d.BodyBytes), r.LoadSeconds)
@@ -59,8 +72,12 @@ func writeTable(w io.Writer, r *Results) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
+}
+
+// writeTargets prints the targets, the CPU ratios and the failures.
+func writeTargets(w io.Writer, r *Results) {
 	if len(r.Targets) > 0 {
-		tw = tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+		tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
 		fmt.Fprintln(tw, "| target\t goal\t measured\t met\t")
 		fmt.Fprintln(tw, "|---\t---\t---:\t---\t")
 		for _, t := range r.Targets {
@@ -87,6 +104,31 @@ func (m Meta) docsOrOne() int {
 		return 1
 	}
 	return m.Docs
+}
+
+// writeLiveTable prints the live workloads, one row per workload and hub.
+func writeLiveTable(w io.Writer, r *Results) {
+	if len(r.Live) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| workload\t hub\t devices\t writes\t seconds\t writes/s\t offered/s\t p50 ms\t p90 ms\t p99 ms\t max ms\t deliveries\t CPU s (devices)\t hub CPU s\t requests\t peak RSS MB (devices)\t")
+	fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
+	for _, l := range r.Live {
+		offered := ""
+		if l.OfferedPerSec > 0 {
+			offered = fmt.Sprintf("%.0f", l.OfferedPerSec)
+		}
+		workload := l.Workload
+		if l.CheckpointSeconds > 0 {
+			workload += fmt.Sprintf(" (checkpoint every %gs)", l.CheckpointSeconds)
+		}
+		fmt.Fprintf(tw, "| %s\t %s\t %d\t %d\t %.2f\t %.1f\t %s\t %.1f\t %.1f\t %.1f\t %.1f\t %d/%d\t %.2f\t %.2f\t %d\t %.1f\t\n",
+			workload, l.Hub, l.Devices, l.Writes, l.Seconds, l.WritesPerSec, offered, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs,
+			l.Deliveries, l.Expected, l.CPUSeconds, l.HubCPUSeconds, l.Requests, mb(l.VmHWM))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
 
 // writeJSON writes the results to path, creating its directory.
@@ -132,14 +174,25 @@ func writeSVG(path string, r *Results) error {
 	}
 	add("pull", r.Pull)
 	add("push", r.Push)
+	var lat []bar
+	for _, l := range r.Live {
+		c := colors["settee"]
+		if l.Hub != "settee serve" {
+			c = colors["limit"]
+		}
+		lat = append(lat, bar{l.Workload + " " + l.Hub, l.P99Ms, c})
+	}
 
 	const width, rowH, left, right = 760, 26, 150, 110
-	height := 70 + (len(rate)+len(rss))*rowH + 60
+	height := 70 + (len(rate)+len(rss)+len(lat))*rowH + 90
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n",
-		html.EscapeString(fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)))
+	title := fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)
+	if r.Pull == nil {
+		title = "Settee: live sync through a hub, " + r.Meta.Date
+	}
+	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	y := 40
 	group := func(title, unit string, bars []bar) {
 		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", y+14, html.EscapeString(title))
@@ -162,8 +215,13 @@ func writeSVG(path string, r *Results) error {
 		}
 		y += 10
 	}
-	group("Throughput (higher is better)", "docs/s", rate)
-	group("Peak RSS of the replicating process (lower is better)", "MB", rss)
+	if len(rate) > 0 {
+		group("Throughput (higher is better)", "docs/s", rate)
+		group("Peak RSS of the replicating process (lower is better)", "MB", rss)
+	}
+	if len(lat) > 0 {
+		group("p99 write-to-other-device latency via the hub (lower is better)", "ms", lat)
+	}
 	b.WriteString("</svg>\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

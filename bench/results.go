@@ -14,6 +14,8 @@ type Results struct {
 	Push        *Direction `json:"push,omitempty"`
 	Noop        *Phase     `json:"noop_resync,omitempty"`
 	Incremental *Phase     `json:"incremental,omitempty"`
+	// Live holds the live workloads, one per workload and hub.
+	Live []*LiveRun `json:"live,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
@@ -154,6 +156,12 @@ func (r *Results) computeRatios() {
 			r.Ratios.PullTimeVsLimit = ratio(p.Settee.Seconds, l)
 			r.addTarget("pull time vs limit", "<= 1.5x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.5)
 		}
+		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
+			// Battery (issue 18): the pulling process's CPU per 100,000
+			// documents; below 10,000 its start-up would weigh.
+			v := p.Settee.CPUSeconds * 100000 / float64(r.Meta.Docs)
+			r.addTarget("pull client CPU s per 100k docs", "<= 2.5 s", v, "s", v <= 2.5)
+		}
 		switch {
 		case r.Meta.BigAttachment > 0:
 			r.addTarget("pull peak RSS, big attachment", "<= 100 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 100<<20)
@@ -182,6 +190,7 @@ func (r *Results) computeRatios() {
 	if in := r.Incremental; in != nil && in.Settee != nil {
 		r.addTarget("incremental: docs fetched = changed", "= "+itoa(in.Changed), float64(in.Settee.DocsRead), "docs", in.Settee.DocsRead == int64(in.Changed))
 	}
+	r.liveTargets()
 }
 
 func (r *Results) addTarget(name, goal string, v float64, unit string, met bool) {

@@ -149,7 +149,29 @@ func (s *pouchServer) CPU() float64 {
 	if s == nil || s.cmd == nil || s.cmd.Process == nil {
 		return 0
 	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	return procCPU(s.cmd.Process.Pid)
+}
+
+// cpuFunc returns a process's CPU seconds so far.
+type cpuFunc func() float64
+
+// serverCPU is the server's CPU seconds so far: the process the harness
+// started, or the one -couch-pid names (0 when unknown).
+func (b *bench) serverCPU() float64 {
+	if b.srv != nil {
+		return b.srv.CPU()
+	}
+	if b.cfg.CouchPID > 0 {
+		return procCPU(b.cfg.CouchPID)
+	}
+	return 0
+}
+
+// procCPU returns a process's own user+system CPU time so far, in seconds
+// (0 when unknown). For CouchDB that is the Erlang VM (beam.smp); its
+// couchjs children are not counted, and none run in these workloads.
+func procCPU(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
