@@ -57,7 +57,7 @@ func TestFindAndIndexEndpoints(t *testing.T) {
 	ts.wantError(405, "method_not_allowed", "PUT", "/db/_index", `{}`)
 	ts.wantError(415, "bad_content_type", "POST", "/db/_find", `{"selector": {}}`, "Content-Type", "text/plain")
 	ts.wantError(400, "missing_required_key", "POST", "/db/_find", `{}`)
-	ts.wantError(400, "bad_request", "POST", "/db/_find", `{"selector": {"a": {"$bogus": 1}}}`)
+	ts.wantError(400, "invalid_operator", "POST", "/db/_find", `{"selector": {"a": {"$bogus": 1}}}`)
 	ts.wantError(404, "not_found", "POST", "/nodb/_find", `{"selector": {}}`)
 	ts.wantError(404, "not_found", "DELETE", "/db/_index/by-kind/json/nope", nil)
 	ts.must(200, "DELETE", "/db/_index/_design/by-kind/json/kind-n", nil)

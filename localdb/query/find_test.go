@@ -122,8 +122,8 @@ func TestFindRejects(t *testing.T) {
 	for _, c := range []struct{ req, name string }{
 		{`{}`, "missing_required_key"},
 		{`{"selector": []}`, "invalid_selector_json"},
-		{`{"selector": {"a": {"$nope": 1}}}`, "bad_request"},
-		{`{"selector": {}, "limit": -1}`, "invalid_value"},
+		{`{"selector": {"a": {"$nope": 1}}}`, "invalid_operator"},    // CouchDB 3.5's answer
+		{`{"selector": {}, "limit": -1}`, "invalid_non_neg_integer"}, // likewise
 		{`{"selector": {}, "skip": "x"}`, "invalid_value"},
 		{`{"selector": {}, "sort": "a"}`, "invalid_sort_json"},
 		{`{"selector": {}, "fields": "a"}`, "invalid_value"},
