@@ -107,7 +107,10 @@ func PouchDB(t testing.TB) *Server {
 
 func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	port := FreePort(t)
-	cmd := exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
+	// keepalive.js lets it survive a client that aborts a multipart upload
+	// (a connection reset mid-body), which pouchdb-server 4.2.0 dies of.
+	keepalive := filepath.Join(RepoRoot(t), "internal", "testpeer", "keepalive.js")
+	cmd := exec.Command("node", "--require", keepalive, bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
 	cmd.Dir = t.TempDir() // pouchdb-server writes its config and log files in its cwd
 	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
 	if err == nil {

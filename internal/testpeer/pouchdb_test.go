@@ -3,12 +3,15 @@ package testpeer
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPouchDBStartsAndServes(t *testing.T) {
@@ -51,4 +54,29 @@ func TestPouchDBLeavesNothingInTheTree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPouchDBSurvivesAbortedUpload: a client that drops the connection in
+// the middle of a multipart/related upload (what the fault tests' resets
+// do) leaves the server serving; pouchdb-server 4.2.0 alone exits.
+func TestPouchDBSurvivesAbortedUpload(t *testing.T) {
+	s := PouchDB(t)
+	db := s.CreateDB(t, "abort")
+	u, _ := url.Parse(db)
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "--b\r\nContent-Type: application/json\r\n\r\n" +
+		`{"_id":"d","_attachments":{"a.bin":{"follows":true,"length":100000,"content_type":"application/octet-stream"}}}` +
+		"\r\n--b\r\n\r\nonly a few bytes of the 100000"
+	fmt.Fprintf(conn, "PUT %s/d HTTP/1.1\r\nHost: %s\r\nContent-Type: multipart/related; boundary=\"b\"\r\nContent-Length: 200000\r\n\r\n%s", u.Path, u.Host, body)
+	time.Sleep(200 * time.Millisecond)
+	conn.Close()
+	time.Sleep(500 * time.Millisecond)
+	resp, err := http.Get(s.URL + "/")
+	if err != nil {
+		t.Fatalf("pouchdb-server died of an aborted upload: %v\n%s", err, s.out.String())
+	}
+	resp.Body.Close()
 }
