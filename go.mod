@@ -2,6 +2,10 @@ module github.com/settee/settee
 
 go 1.26.0
 
+// npm's packages (pouchdb-server, PouchDB) hold no Go code: ./... need not
+// walk their thousand folders.
+ignore ./node_modules
+
 require (
 	github.com/jmoiron/sqlx v1.4.0
 	golang.org/x/mobile v0.0.0-20261011034528-197770444867
