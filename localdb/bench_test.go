@@ -284,3 +284,23 @@ func BenchmarkBulkDocsReplicatedConflicts(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "docs/s")
 }
+
+// BenchmarkChangesTail reads the last row of the feed, as a continuous feed
+// does after every commit: the cost of a page, not of its rows.
+func BenchmarkChangesTail(b *testing.B) {
+	db := benchDB(b)
+	const n = 10000
+	for i := 0; i < n; i += 1000 {
+		if _, err := db.BulkDocs(bg, replBatch(i, 1000), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rows := 0
+		if _, err := db.Changes(bg, localdb.ChangesOptions{Since: n - 1}, func(*localdb.Change) error { rows++; return nil }); err != nil || rows != 1 {
+			b.Fatal(err, rows)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}

@@ -42,6 +42,13 @@ type feedRow struct {
 	revRow     sql.NullInt64
 }
 
+// rFeedPage and rFeedPageDesc read a page of the changes feed, after (or,
+// descending, before) a sequence.
+const (
+	rFeedPage     = "SELECT " + feedCols + " WHERE d.seq > ? AND ? >= 0 ORDER BY d.seq LIMIT ?"
+	rFeedPageDesc = "SELECT " + feedCols + " WHERE d.seq < ? AND d.seq > ? ORDER BY d.seq DESC LIMIT ?"
+)
+
 const feedCols = `d.doc_id, d.id, d.seq, d.winner, d.deleted, d.conflicted, d.tree, r.body, COALESCE(r.has_atts, 0), r.rev_row
 	FROM docs d LEFT JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner`
 
@@ -102,11 +109,9 @@ func (db *DB) Changes(ctx context.Context, opts ChangesOptions, fn func(*Change)
 		cursor = 1 << 62
 	}
 	for {
-		var q string
+		q := rFeedPage
 		if opts.Descending {
-			q = "SELECT " + feedCols + " WHERE d.seq < ? AND d.seq > ? ORDER BY d.seq DESC LIMIT ?"
-		} else {
-			q = "SELECT " + feedCols + " WHERE d.seq > ? AND ? >= 0 ORDER BY d.seq LIMIT ?"
+			q = rFeedPageDesc
 		}
 		lower := int64(0)
 		if opts.Descending {
@@ -137,7 +142,15 @@ func (db *DB) Changes(ctx context.Context, opts ChangesOptions, fn func(*Change)
 }
 
 func (db *DB) feedPage(ctx context.Context, q string, args ...any) ([]*feedRow, error) {
-	rows, err := db.reader.QueryContext(ctx, q, args...)
+	var rows *sql.Rows
+	var err error
+	if s := db.rstmts[q]; s != nil {
+		// The feed's own pages, prepared once at Open: a continuous feed
+		// reads one after every commit.
+		rows, err = s.QueryContext(ctx, args...)
+	} else {
+		rows, err = db.reader.QueryContext(ctx, q, args...)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
