@@ -26,6 +26,13 @@ type Options struct {
 	Filter      string
 	QueryParams map[string]string
 
+	// Attachments picks the attachment bodies a pull brings: Eager (the
+	// zero value), Lazy or LazyOver(n). Lazy needs a source that is a
+	// StubReader (and, with LazyOver, an AttachmentGetter) and a target
+	// that is a LazyWriter; Sync pulls so and always pushes eagerly. It is
+	// not part of the replication id.
+	Attachments Attachments
+
 	// Since starts the changes feed after this opaque sequence instead of
 	// the recorded checkpoint.
 	Since json.RawMessage
