@@ -10,6 +10,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -180,6 +181,8 @@ func (r *resumingReader) Read(p []byte) (int, error) {
 			r.body = nil
 			if r.fails++; r.fails > r.retries || r.ctx.Err() != nil {
 				r.err = fmt.Errorf("attachment %q of %q: read %d of %d bytes: %w", r.att.Name, r.id, r.off, r.att.Length, cmpErr(r.ctx.Err(), err))
+			} else if r.fails > 1 {
+				r.pause()
 			}
 		}
 	}
@@ -204,6 +207,7 @@ func (r *resumingReader) open() error {
 			if r.fails++; r.fails > r.retries || !isTransient(err) || r.ctx.Err() != nil {
 				return err
 			}
+			r.pause()
 			continue
 		}
 		if !ranged && r.off > 0 {
@@ -217,6 +221,17 @@ func (r *resumingReader) open() error {
 		}
 		r.body = body
 		return nil
+	}
+}
+
+// pause waits before another attempt after failures without progress
+// (the first resume after progress goes at once).
+func (r *resumingReader) pause() {
+	t := time.NewTimer(backoff(r.fails-1, DefaultRetryDelay, 5*time.Second))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.ctx.Done():
 	}
 }
 

@@ -32,6 +32,7 @@ type replFlags struct {
 	since        string
 	retries      int
 	jsonOut      bool
+	attachments  string
 }
 
 func (f *replFlags) registerOn(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (f *replFlags) registerOn(fs *flag.FlagSet) {
 	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
 	fs.IntVar(&f.retries, "retries", 3, "retry a failed step (a request, or a body cut short) this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
+	fs.StringVar(&f.attachments, "attachments", "eager", "attachment bodies a pull brings: eager, lazy (none: fetch them later with fetch-attachment) or lazy-over=`BYTES` (only those of at most BYTES)")
 	f.remote.register(fs)
 }
 
@@ -93,6 +95,11 @@ func (f *replFlags) options() (sync.Options, error) {
 	if n := btoi(o.Filter != "") + btoi(o.Selector != nil) + btoi(o.DocIDs != nil); n > 1 {
 		return o, usageErrorf("--filter, --selector and --doc-ids exclude each other")
 	}
+	att, err := sync.ParseAttachments(f.attachments)
+	if err != nil {
+		return o, usageErrorf("--attachments: %v", err)
+	}
+	o.Attachments = att
 	if f.since != "" {
 		if json.Valid([]byte(f.since)) {
 			o.Since = json.RawMessage(f.since)
@@ -190,6 +197,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	opts, err := f.options()
 	if err != nil {
 		return err
+	}
+	if dir == "push" && opts.Attachments.IsLazy() {
+		return usageErrorf("--attachments lazy applies to pull and the pull of sync: a push sends every body it has")
 	}
 	if dir == "push" && f.filter != "" {
 		return usageErrorf("--filter runs the remote's design document filter: it applies to pull and sync, not push (use --selector or --doc-ids)")
