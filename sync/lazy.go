@@ -119,7 +119,8 @@ func checkLazy(opts Options) error {
 // length, digest and encoding) of revision rev of document id on src: it
 // resumes a cut transfer where it stopped (a Range request; a peer that
 // answers from the start has what was already read skipped), up to
-// retries times in a row without progress, and fails with
+// retries times in a row without progress (waiting with backoff from the
+// second), and fails with
 // couchdoc.ErrDigestMismatch at the end when the bytes do not have a's
 // length or md5 digest. The digest of a gzip-stored attachment (Encoding
 // "gzip") is over bytes never seen here and is not checked; the length
