@@ -54,6 +54,9 @@ func TestLazyStubsRecordedMissing(t *testing.T) {
 		t.Fatalf("lazy write: %+v %v", res, err)
 	}
 	checkInv(t, db)
+	if st, err := db.Stats(bg); err != nil || st.Attachments != 0 || st.NotDownloaded != 2 || st.NotDownloadedBytes != int64(len(photo)+len(thumb)) {
+		t.Fatalf("stats of missing bodies: %+v %v", st, err)
+	}
 	sizes, err := db.Sizes(bg)
 	if err != nil || sizes.External > 100 {
 		t.Fatalf("sizes count bytes not stored: %+v %v", sizes, err)
@@ -91,6 +94,9 @@ func TestLazyStubsRecordedMissing(t *testing.T) {
 	}
 	if b, err := readAtt(t, db, "p", "photo.png"); err != nil || !bytes.Equal(b, photo) {
 		t.Fatalf("after fill: %d bytes, %v", len(b), err)
+	}
+	if st, err := db.Stats(bg); err != nil || st.Attachments != 1 || st.NotDownloaded != 1 || st.NotDownloadedBytes != int64(len(thumb)) {
+		t.Fatalf("stats after a fill: %+v %v", st, err)
 	}
 	if _, err := readAtt(t, db, "p", "thumb.png"); !errors.Is(err, localdb.ErrAttachmentNotDownloaded) {
 		t.Fatalf("other attachment: %v", err)

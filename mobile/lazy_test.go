@@ -37,6 +37,9 @@ func TestLazyAttachmentsMobile(t *testing.T) {
 	if ok := must(d.IsAttachmentDownloaded("p", "photo.jpg")); ok {
 		t.Fatal("body downloaded by a lazy pull")
 	}
+	if st := mustJSON(t, must(d.Stats())); st["attachments_not_downloaded"] != 1.0 || st["attachment_bytes_not_downloaded"] != float64(len(photo)) {
+		t.Fatalf("stats after a lazy pull: %v", st)
+	}
 	if _, err := d.GetAttachment("p", "", "photo.jpg"); err == nil || !strings.Contains(err.Error(), "not downloaded") {
 		t.Fatalf("GetAttachment of a missing body: %v", err)
 	}

@@ -28,6 +28,16 @@ func TestLazyPullAndFetchAttachment(t *testing.T) {
 		Length     int64  `json:"length"`
 		Downloaded bool   `json:"downloaded"`
 	}
+	var info struct {
+		Counts struct {
+			NotDownloaded int64 `json:"attachments_not_downloaded"`
+			Bytes         int64 `json:"attachment_bytes_not_downloaded"`
+		} `json:"counts"`
+	}
+	mustJSON(t, ok(t, "info", local), &info)
+	if info.Counts.NotDownloaded != 1 || info.Counts.Bytes != int64(len(body)) {
+		t.Fatalf("info after a lazy pull: %+v", info)
+	}
 	mustJSON(t, ok(t, "fetch-attachment", local, dbURL, "doc", "photo.jpg"), &st)
 	if st.ID != "doc" || st.Length != int64(len(body)) || !st.Downloaded {
 		t.Fatalf("after fetch: %+v", st)
