@@ -90,8 +90,11 @@ func (db *DB) Attachment(ctx context.Context, id, name string) (*AttachmentState
 // which the caller checks), its md5 digest; otherwise nothing is stored
 // and the error matches couchdoc.ErrDigestMismatch. Gzip-stated bytes are
 // then kept under their own md5 digest, as an eager replication keeps
-// them. Every revision naming the digest gets the bytes. Bytes already
-// present make it a no-op (body is not read).
+// them. Every revision naming the digest gets the bytes, and the
+// documents that lacked them get a new sequence in the changes feed
+// (same revisions): a push that failed them for the missing bytes sends
+// them next time. Bytes already present make it a no-op (body is not
+// read).
 func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reader) error {
 	st, err := db.Attachment(ctx, id, name)
 	if err != nil {
@@ -128,6 +131,9 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 		if err != nil || present {
 			return err
 		}
+		if err := w.reannounce(a.Digest); err != nil {
+			return err
+		}
 		if _, _, err := w.useStaged(in, s, a.Length, false); err != nil {
 			return err
 		}
@@ -141,6 +147,39 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 		_, err = w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest = ? AND present = 0", a.Digest)
 		return err
 	})
+}
+
+// reannounce gives the documents with a revision lacking content digest
+// a new sequence, their revisions unchanged: the changes feed lists them
+// again, so a push that failed them for the missing bytes sends them
+// next time, and listeners learn the bytes are here.
+func (w *wtx) reannounce(digest string) error {
+	rows, err := w.tx.QueryContext(w.ctx, `SELECT DISTINCT r.doc_id FROM rev_atts a JOIN revs r ON r.rev_row = a.rev_row
+		WHERE a.digest = ? AND a.missing = 1`, digest)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		w.seq++
+		if _, err := w.tx.ExecContext(w.ctx, "UPDATE docs SET seq = ? WHERE doc_id = ?", w.seq, id); err != nil {
+			return err
+		}
+		w.fed = true
+	}
+	return nil
 }
 
 // EvictAttachment drops the bytes of attachment name of document id's

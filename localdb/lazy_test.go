@@ -89,8 +89,17 @@ func TestLazyStubsRecordedMissing(t *testing.T) {
 		t.Fatalf("after refused fills: %v", err)
 	}
 	checkInv(t, db)
+	before := updateSeq(t, db)
 	if err := db.FillAttachment(bg, "p", "photo.png", bytes.NewReader(photo)); err != nil {
 		t.Fatal(err)
+	}
+	// The document is listed again in the changes feed, same revision.
+	if after := updateSeq(t, db); after != before+1 {
+		t.Fatalf("update seq %d after a fill, was %d", after, before)
+	}
+	var last *localdb.Change
+	if _, err := db.Changes(bg, localdb.ChangesOptions{Since: before}, func(c *localdb.Change) error { last = c; return nil }); err != nil || last == nil || last.ID != "p" || last.Revs[0] != "1-a" {
+		t.Fatalf("changes after a fill: %+v %v", last, err)
 	}
 	if b, err := readAtt(t, db, "p", "photo.png"); err != nil || !bytes.Equal(b, photo) {
 		t.Fatalf("after fill: %d bytes, %v", len(b), err)
