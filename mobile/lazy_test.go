@@ -51,6 +51,25 @@ func TestLazyAttachmentsMobile(t *testing.T) {
 	if ok := must(d.IsAttachmentDownloaded("p", "photo.jpg")); ok {
 		t.Fatal("evicted body still here")
 	}
+	// An edit pushed back to pouchdb-server (its revs_diff gives no
+	// possible_ancestors): the evicted body is fetched first, then sent.
+	doc := mustJSON(t, must(d.Get("p")))
+	newRev := must(d.Put(`{"_id":"p","_rev":"` + doc["_rev"].(string) + `","v":2,"_attachments":{"photo.jpg":{"stub":true}}}`))
+	pushCfg := NewReplicatorConfig(url)
+	pushCfg.Direction = "push"
+	push := must(NewReplicator(d, pushCfg))
+	prec := newRecorder()
+	push.SetListener(prec)
+	must(0, push.Start())
+	if st := prec.waitState(t, "stopped"); st.LastError != "" || st.DocsWritten != 1 || len(prec.docErrs) != 0 {
+		t.Fatalf("push of an edit with an evicted body: %+v %v", st, prec.docErrs)
+	}
+	if remote := httpDo(t, "GET", url+"/p", ""); remote["_rev"] != newRev {
+		t.Fatalf("remote after the push: %v", remote)
+	}
+	if ok := must(d.IsAttachmentDownloaded("p", "photo.jpg")); !ok {
+		t.Fatal("the push did not fetch the body")
+	}
 	for _, bad := range []struct{ dir, att string }{{"pull", "sometimes"}, {"push", "lazy"}} {
 		c := NewReplicatorConfig(url)
 		c.Direction, c.Attachments = bad.dir, bad.att

@@ -158,6 +158,9 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 		wake: make(chan struct{}, 1),
 	}
 	r.opts.OnEvent = r.onEvent
+	// A push fetches a body a lazy pull left behind from the remote when
+	// the remote does not show it has it.
+	r.opts.FetchMissing = localpeer.FetchFrom(remote, db.db)
 	return r, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/settee/settee/couchdoc"
@@ -94,10 +95,14 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		inlineMax = iw.InlineAttachmentMax()
 	}
 	since := make(map[string]int, len(chunk)) // the target's newest generation, per document
+	ancestors := make(map[string][]string, len(chunk))
 	for _, m := range chunk {
 		since[m.id] = maxGen(m.ancestors)
+		ancestors[m.id] = m.ancestors
 	}
-	fn := func(doc *couchdoc.Doc, revErr error) error {
+	refetched := map[string]bool{} // revisions read again after FetchMissing
+	var fn func(doc *couchdoc.Doc, revErr error) error
+	fn = func(doc *couchdoc.Doc, revErr error) error {
 		if revErr != nil {
 			if isTransient(revErr) {
 				return revErr
@@ -135,6 +140,21 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		}
 		if !r.opts.Attachments.lazy {
 			if err := lacking(doc, since[doc.ID]); err != nil {
+				if r.opts.FetchMissing != nil && !refetched[key] {
+					refetched[key] = true
+					ferr := r.fetchMissing(ctx, doc, since[doc.ID])
+					if ferr == nil {
+						// Read it again, bodies and all, and take it from there.
+						if err := src.OpenRevs(ctx, doc.ID, []string{doc.Rev}, ancestors[doc.ID], fn); err != nil {
+							return peerErr("source", src, "open_revs", err)
+						}
+						return nil
+					}
+					if ctx.Err() != nil || isTransient(ferr) {
+						return ferr
+					}
+					err = fmt.Errorf("%w (fetching it: %v)", err, ferr)
+				}
 				return failed("source", src, "read attachment", err)
 			}
 		}

@@ -331,3 +331,16 @@ func maxGen(revs []string) int {
 	}
 	return g
 }
+
+// fetchMissing asks Options.FetchMissing for each body doc lacks that the
+// target has not.
+func (r *replication) fetchMissing(ctx context.Context, doc *couchdoc.Doc, sinceGen int) error {
+	for name, a := range doc.Attachments {
+		if a.NotDownloaded && a.RevPos > sinceGen {
+			if err := r.opts.FetchMissing(ctx, doc.ID, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

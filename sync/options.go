@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -32,6 +33,14 @@ type Options struct {
 	// that is a LazyWriter; Sync pulls so and always pushes eagerly. It is
 	// not part of the replication id.
 	Attachments Attachments
+
+	// FetchMissing, when set, is called by a push for each attachment
+	// whose body the source lacks (lazy attachments) and the target has
+	// not, to bring it into the source first (localpeer.FetchFrom: from
+	// the database it was pulled from); the document is then read again
+	// and sent with its bodies. Without it, or when it fails, that
+	// document fails alone with couchdoc.ErrAttachmentNotDownloaded.
+	FetchMissing func(ctx context.Context, id, name string) error
 
 	// Since starts the changes feed after this opaque sequence instead of
 	// the recorded checkpoint.

@@ -17,6 +17,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/localpeer"
 )
 
 // replFlags are the flags of pull, push and sync.
@@ -249,6 +250,10 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	opts.OnEvent = prog.OnEvent
+	// A body a lazy pull left behind is fetched from the remote before a
+	// push sends its document, when the remote does not show it has it
+	// (pouchdb-server answers revs_diff without possible_ancestors).
+	opts.FetchMissing = localpeer.FetchFrom(remotePeer, db)
 	if offline != nil {
 		// Say so at this first failure, not after the replicator's own
 		// retries of its first step.

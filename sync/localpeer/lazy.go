@@ -126,3 +126,12 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	}
 	return n, err
 }
+
+// FetchFrom returns a sync.Options.FetchMissing that downloads a missing
+// body into db from remote (FetchAttachment), for a push to a target
+// other than the database the bodies were pulled from.
+func FetchFrom(remote sync.Peer, db *localdb.DB) func(ctx context.Context, id, name string) error {
+	return func(ctx context.Context, id, name string) error {
+		return FetchAttachment(ctx, remote, db, id, name)
+	}
+}

@@ -173,15 +173,16 @@ func testLazyAttachments(t *testing.T, newDB Factory, caps Caps) {
 	wantMissing(t, d, "photos", "huge.bin")
 	wantMissing(t, d, "dup", "copy.bin")
 
-	// Push to a fresh target: photos lacks bodies the target lacks and
-	// fails alone; the others arrive.
+	// Push to a fresh target, the origin out of reach: photos lacks
+	// bodies the target lacks and fails alone; the others arrive.
 	u2 := newDB(t)
-	res, err = sync.Replicate(ctx, sync.Options{Source: Local(b), Target: Remote(t, u2, nil)})
+	unreachable := func(ctx context.Context, id, name string) error { return errors.New("origin unreachable") }
+	res, err = sync.Replicate(ctx, sync.Options{Source: Local(b), Target: Remote(t, u2, nil), FetchMissing: unreachable})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Stats.DocWriteFailures != 1 || len(res.DocFailures) != 1 || res.DocFailures[0].ID != "photos" ||
-		!errors.Is(res.DocFailures[0].Err, localdb.ErrAttachmentNotDownloaded) {
+		!errors.Is(res.DocFailures[0].Err, localdb.ErrAttachmentNotDownloaded) || !strings.Contains(res.DocFailures[0].Err.Error(), "origin unreachable") {
 		t.Fatalf("push of a doc lacking bodies: %+v %+v", res.Stats, res.DocFailures)
 	}
 	if _, st := RemoteGet(t, u2, "photos"); st != 404 {
@@ -213,13 +214,21 @@ func testLazyAttachments(t *testing.T, newDB Factory, caps Caps) {
 		}
 	}
 
-	// Fetch what is missing (the fetch lists photos in the local changes
-	// feed again), push again: complete.
-	for _, name := range []string{"huge.bin", "note.txt"} {
-		if err := localpeer.FetchAttachment(ctx, remote, b, "photos", name); err != nil {
-			t.Fatal(err)
-		}
+	// A push to another fresh target that fetches what is missing from
+	// the origin first: nothing fails.
+	u3 := newDB(t)
+	res = replicate(t, sync.Options{Source: Local(b), Target: Remote(t, u3, nil), FetchMissing: localpeer.FetchFrom(remote, b)})
+	if res.Stats.DocWriteFailures != 0 || res.Stats.DocsWritten != 3 {
+		t.Fatalf("push fetching missing bodies: %+v %+v", res.Stats, res.DocFailures)
 	}
+	if rd, st := RemoteGet(t, u3, "photos"); st != 200 || rd.Atts["huge.bin"].Digest != digestOf(huge) || rd.Atts["note.txt"].Length != int64(len(note)) {
+		t.Fatalf("photos on the target: %d %+v", st, rd)
+	}
+	wantBytes(t, b, "photos", "huge.bin", huge)
+	wantBytes(t, b, "photos", "note.txt", note)
+
+	// Those fetches listed photos in the local changes feed again: the
+	// next push to the target that refused it sends it.
 	res = replicate(t, sync.Options{Source: Local(b), Target: Remote(t, u2, nil)})
 	if res.Stats.DocWriteFailures != 0 || res.Stats.DocsWritten != 1 {
 		t.Fatalf("push after fetching: %+v", res.DocFailures)
