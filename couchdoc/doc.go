@@ -82,6 +82,15 @@ type Attachment struct {
 	Body io.Reader
 	// Follows marks an attachment whose bytes follow in a multipart body.
 	Follows bool
+	// Encoding is how the peer stores the bytes ("gzip" for CouchDB's
+	// compressed text attachments, whose Digest is then over the gzip
+	// bytes; asked with att_encoding_info=true). Kept for stubs only: bytes
+	// travel decoded.
+	Encoding string
+	// NotDownloaded marks a stub read from a local store that has the
+	// attachment's metadata but not its bytes (lazy attachments): a stub
+	// even where the bytes were asked for. Never sent on the wire.
+	NotDownloaded bool
 }
 
 // DocResult is one entry of a _bulk_docs answer.

@@ -78,6 +78,12 @@ var (
 	ErrTooLarge = &Error{Status: http.StatusRequestEntityTooLarge, Name: "too_large", Reason: "the request entity is too large"}
 	// ErrDigestMismatch: attachment bytes that do not match their digest or length.
 	ErrDigestMismatch = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "attachment digest or length mismatch"}
+	// ErrAttachmentNotDownloaded: the store knows the attachment (its
+	// metadata came with a lazy replication) but not its bytes. It is
+	// answered as CouchDB's 404 not_found, yet a not_found from a peer is
+	// ErrNotFound, never this, and this is not ErrNotFound: the document
+	// and the attachment exist.
+	ErrAttachmentNotDownloaded = &Error{Status: http.StatusNotFound, Name: "not_found", Reason: "attachment body not downloaded"}
 )
 
 // Errorf returns a new error with base's name, status and identity and a

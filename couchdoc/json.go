@@ -16,6 +16,7 @@ type attachmentJSON struct {
 	Stub        bool    `json:"stub,omitempty"`
 	Follows     bool    `json:"follows,omitempty"`
 	Data        *string `json:"data,omitempty"`
+	Encoding    string  `json:"encoding,omitempty"`
 }
 
 // MarshalJSON encodes the document as CouchDB sends it: _id, _rev and
@@ -98,6 +99,7 @@ func (doc *Doc) attachmentsJSON() map[string]attachmentJSON {
 		switch {
 		case a.Stub:
 			j.Stub = true
+			j.Encoding = a.Encoding
 		case a.Data != nil && !a.Follows:
 			s := base64.StdEncoding.EncodeToString(a.Data)
 			j.Data = &s

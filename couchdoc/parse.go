@@ -251,7 +251,7 @@ func repeatedLater(names []string, k int, last map[string]int) bool {
 
 // attachmentFields are attachmentJSON's JSON names; json.Unmarshal matches
 // them without regard to case.
-var attachmentFields = []string{"content_type", "digest", "length", "revpos", "stub", "follows", "data"}
+var attachmentFields = []string{"content_type", "digest", "length", "revpos", "stub", "follows", "data", "encoding"}
 
 // parseAttachmentRaw reads one attachment, decoding inline base64 data
 // straight from the raw string. Shapes off the fast path (escapes, nulls,
@@ -279,14 +279,17 @@ func parseAttachmentRaw(name string, v []byte) (*Attachment, error) {
 		}
 		val := m.value
 		switch string(key) {
-		case "content_type", "digest":
+		case "content_type", "digest", "encoding":
 			s, ok := plainString(val)
 			if !ok {
 				return slow()
 			}
-			if string(key) == "digest" {
+			switch string(key) {
+			case "digest":
 				j.Digest = string(s)
-			} else {
+			case "encoding":
+				j.Encoding = string(s)
+			default:
 				j.ContentType = string(s)
 			}
 		case "length":
@@ -339,7 +342,7 @@ func parseAttachmentRaw(name string, v []byte) (*Attachment, error) {
 			}
 		}
 	}
-	a := &Attachment{Name: name, ContentType: j.ContentType, Digest: j.Digest, RevPos: j.RevPos, Stub: j.Stub, Follows: j.Follows}
+	a := &Attachment{Name: name, ContentType: j.ContentType, Digest: j.Digest, RevPos: j.RevPos, Stub: j.Stub, Follows: j.Follows, Encoding: j.Encoding}
 	if hasLength {
 		a.Length = length
 	}

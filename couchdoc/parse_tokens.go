@@ -145,7 +145,7 @@ func parseAttachment(name string, raw json.RawMessage) (*Attachment, error) {
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return nil, Errorf(ErrBadRequest, "Invalid attachment %q: %v", name, err)
 	}
-	a := &Attachment{Name: name, ContentType: j.ContentType, Digest: j.Digest, RevPos: j.RevPos, Stub: j.Stub, Follows: j.Follows}
+	a := &Attachment{Name: name, ContentType: j.ContentType, Digest: j.Digest, RevPos: j.RevPos, Stub: j.Stub, Follows: j.Follows, Encoding: j.Encoding}
 	if j.Length != nil {
 		a.Length = *j.Length
 	}

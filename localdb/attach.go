@@ -28,10 +28,14 @@ type storedAtt struct {
 	Digest      string
 	Length      int64
 	RevPos      int
+	Encoding    string
+	// Missing: the store lacks the bytes (no revision holds them).
+	Missing bool
 }
 
 func (a *storedAtt) stub() *couchdoc.Attachment {
-	return &couchdoc.Attachment{Name: a.Name, ContentType: a.ContentType, Digest: a.Digest, Length: a.Length, RevPos: a.RevPos, Stub: true}
+	return &couchdoc.Attachment{Name: a.Name, ContentType: a.ContentType, Digest: a.Digest, Length: a.Length, RevPos: a.RevPos, Stub: true,
+		Encoding: a.Encoding, NotDownloaded: a.Missing}
 }
 
 func md5Digest(h hash.Hash) string {
@@ -72,14 +76,24 @@ func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (
 				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
 			}
 		}
-		_, err := w.exec(qInsertContent, d, len(a.Data))
-		return d, int64(len(a.Data)), err
+		return d, int64(len(a.Data)), w.insertContent(d, int64(len(a.Data)))
 	}
 	s := w.staged[a]
 	if s == nil {
 		return "", 0, fmt.Errorf("localdb: attachment %q body was not staged", a.Name)
 	}
 	return w.useStaged(a, s, wantLen, strict)
+}
+
+// insertContent records content whose chunks were just stored; content
+// known until now only by its digest (lazy attachments) becomes present
+// for every attachment naming it.
+func (w *wtx) insertContent(digest string, length int64) error {
+	if _, err := w.exec(qInsertContent, digest, length); err != nil {
+		return err
+	}
+	_, err := w.exec(qHoldContent, digest)
+	return err
 }
 
 func (w *wtx) haveContent(digest string) (bool, error) {
@@ -111,7 +125,7 @@ func scanRevAtts(rows *sql.Rows) (map[string]map[string]*storedAtt, error) {
 	for rows.Next() {
 		var rev string
 		a := &storedAtt{}
-		if err := rows.Scan(&rev, &a.Name, &a.Digest, &a.ContentType, &a.Length, &a.RevPos); err != nil {
+		if err := rows.Scan(&rev, &a.Name, &a.Digest, &a.ContentType, &a.Length, &a.RevPos, &a.Encoding, &a.Missing); err != nil {
 			return nil, err
 		}
 		if out[rev] == nil {
@@ -153,10 +167,17 @@ func (w *wtx) resolveAtts(docID string, atts map[string]*couchdoc.Attachment, ca
 			for _, c := range candidates {
 				for _, s := range c {
 					if s.Digest == a.Digest {
-						found = &storedAtt{Name: name, ContentType: s.ContentType, Digest: s.Digest, Length: s.Length, RevPos: s.RevPos}
+						found = &storedAtt{Name: name, ContentType: s.ContentType, Digest: s.Digest, Length: s.Length, RevPos: s.RevPos,
+							Encoding: s.Encoding, Missing: s.Missing}
 						break
 					}
 				}
+			}
+		}
+		if found == nil && replicated && w.lazy && a.Digest != "" {
+			var err error
+			if found, err = w.absentAtt(name, a); err != nil {
+				return nil, err
 			}
 		}
 		if found == nil {

@@ -122,10 +122,12 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 				}
 			}
 		}
-		// Attachments: referenced content exists and is whole.
+		// Attachments: referenced content exists and is whole, or is
+		// known to be missing (no bytes at all).
 		var bad int
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_content c
-			WHERE c.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = c.digest), -1)`).Scan(&bad)
+			WHERE (c.present = 1 AND c.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = c.digest), -1))
+			OR (c.present = 0 AND EXISTS (SELECT 1 FROM att_chunks k WHERE k.digest = c.digest))`).Scan(&bad)
 		if err != nil {
 			return err
 		}
@@ -140,6 +142,15 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if bad > 0 {
 			errs = append(errs, fmt.Errorf("%d attachment references do not resolve", bad))
 		}
+		// A revision holds (missing = 0) only content that is present.
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rev_atts a JOIN att_content c ON c.digest = a.digest
+			WHERE a.missing = 0 AND c.present = 0`).Scan(&bad)
+		if err != nil {
+			return err
+		}
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("%d attachments held without their bytes", bad))
+		}
 		var live, dead, mlive, mdead int64
 		err = tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(deleted = 0), 0), COALESCE(SUM(deleted = 1), 0),
 			(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
@@ -152,7 +163,7 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		}
 		var ext, extWant int64
 		err = tx.QueryRowContext(ctx, `SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'external_bytes'),
-			(SELECT COALESCE(SUM(LENGTH(body)), 0) FROM revs) + (SELECT COALESCE(SUM(length), 0) FROM att_content)`).Scan(&ext, &extWant)
+			(SELECT COALESCE(SUM(LENGTH(body)), 0) FROM revs) + (SELECT COALESCE(SUM(length * present), 0) FROM att_content)`).Scan(&ext, &extWant)
 		if err != nil {
 			return err
 		}

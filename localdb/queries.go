@@ -10,20 +10,22 @@ const (
 	qDeleteChunks     = "DELETE FROM att_chunks WHERE digest = ?"
 	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
 	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
-	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ?"
+	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ? AND present = 1"
 	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, ?, ?)"
-	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?)"
+	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?) ON CONFLICT (digest) DO UPDATE SET present = 1"
+	qHoldContent      = "UPDATE rev_atts SET missing = 0 WHERE digest = ? AND missing = 1"
+	qInsertAbsent     = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
 	qInsertDoc        = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
 	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
 	qInsertRev        = "INSERT INTO revs (doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
-	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos) VALUES (?, ?, ?, ?, ?, ?)"
+	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
 	qRenameChunks     = "UPDATE att_chunks SET digest = ? WHERE digest = ?"
 	qSetRevsLimit     = "UPDATE meta SET value=? WHERE key='revs_limit'"
 	qUpdateDoc        = "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ? WHERE doc_id = ?"
 	qUpsertLocal      = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
-	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos
-		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row WHERE r.doc_id = ?`
+	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
+		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row JOIN att_content c ON c.digest = a.digest WHERE r.doc_id = ?`
 	qMaxSeq     = sqlUpdateSeq
 	qMaxDocID   = "SELECT COALESCE(MAX(doc_id), 0) FROM docs"
 	qSavepoint  = "SAVEPOINT doc"
@@ -54,6 +56,8 @@ var writeQueries = []string{
 	qHaveContent,
 	qInsertChunk,
 	qInsertContent,
+	qInsertAbsent,
+	qHoldContent,
 	qInsertDoc,
 	qInsertEmptyChunk,
 	qInsertRev,
@@ -88,7 +92,8 @@ func init() {
 const (
 	rLoadRow = "SELECT doc_id, seq, tree FROM docs WHERE id = ?"
 	rBody    = "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?"
-	rRevAtts = "SELECT name, digest, content_type, length, revpos FROM rev_atts WHERE rev_row = ?"
+	rRevAtts = `SELECT a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
+		FROM rev_atts a JOIN att_content c ON c.digest = a.digest WHERE a.rev_row = ?`
 	rContent = "SELECT data FROM att_chunks WHERE digest = ? ORDER BY idx"
 	rChunk   = "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?"
 )

@@ -313,7 +313,7 @@ func (r *rtx) fillAtts(doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, 
 	var atts []*storedAtt
 	for rows.Next() {
 		a := &storedAtt{}
-		if err := rows.Scan(&a.Name, &a.Digest, &a.ContentType, &a.Length, &a.RevPos); err != nil {
+		if err := rows.Scan(&a.Name, &a.Digest, &a.ContentType, &a.Length, &a.RevPos, &a.Encoding, &a.Missing); err != nil {
 			rows.Close()
 			return err
 		}
@@ -340,7 +340,7 @@ func (r *rtx) fillAtts(doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, 
 	doc.Attachments = make(map[string]*couchdoc.Attachment, len(atts))
 	for _, a := range atts {
 		ca := a.stub()
-		if withData && a.RevPos > sincePos {
+		if withData && a.RevPos > sincePos && !a.Missing {
 			ca.Stub = false
 			if a.Length <= inlineMax {
 				if ca.Data, err = r.readAllContent(a.Digest); err != nil {
@@ -357,7 +357,8 @@ func (r *rtx) fillAtts(doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, 
 
 // OpenAttachment returns an attachment's metadata and a stream of its
 // bytes (close it). rev "" reads the winner. A missing document, revision
-// or attachment is ErrNotFound.
+// or attachment is ErrNotFound; an attachment whose bytes the store lacks
+// (lazy replication, EvictAttachment) is ErrAttachmentNotDownloaded.
 func (db *DB) OpenAttachment(ctx context.Context, id, rev, name string) (*couchdoc.Attachment, io.ReadCloser, error) {
 	doc, err := db.Get(ctx, id, GetOptions{Rev: rev})
 	if err != nil {
@@ -366,6 +367,9 @@ func (db *DB) OpenAttachment(ctx context.Context, id, rev, name string) (*couchd
 	a := doc.Attachments[name]
 	if a == nil {
 		return nil, nil, couchdoc.Errorf(couchdoc.ErrNotFound, "Document is missing attachment")
+	}
+	if a.NotDownloaded {
+		return nil, nil, couchdoc.Errorf(couchdoc.ErrAttachmentNotDownloaded, "attachment %q of %q: body not downloaded", name, id)
 	}
 	a.Stub = false
 	return a, &attReader{ctx: ctx, db: db, digest: a.Digest, length: a.Length}, nil

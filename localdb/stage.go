@@ -151,6 +151,5 @@ func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64,
 	if err != nil {
 		return "", 0, err
 	}
-	_, err = w.exec(qInsertContent, s.digest, s.length)
-	return s.digest, s.length, err
+	return s.digest, s.length, w.insertContent(s.digest, s.length)
 }

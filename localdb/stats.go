@@ -33,6 +33,10 @@ type Stats struct {
 	// ids in all trees, leaves, documents with conflicts, and stored
 	// attachment contents.
 	Docs, Tombstones, Revisions, Leaves, Conflicts, Attachments int64
+	// NotDownloaded counts the attachment contents known by their
+	// metadata only (lazy attachments, evicted bodies), NotDownloadedBytes
+	// their length: what fetching them all would add.
+	NotDownloaded, NotDownloadedBytes int64
 }
 
 // Sizes returns the file, active and external sizes: page counts and a
@@ -120,7 +124,10 @@ func (st *Stats) counts(ctx context.Context, tx *sql.Tx) error {
 		(SELECT COALESCE(SUM(deleted = 0), 0) FROM docs),
 		(SELECT COALESCE(SUM(deleted = 1), 0) FROM docs),
 		(SELECT COALESCE(SUM(conflicted), 0) FROM docs),
-		(SELECT COUNT(*) FROM att_content)`).Scan(&st.Docs, &st.Tombstones, &st.Conflicts, &st.Attachments)
+		(SELECT COALESCE(SUM(present), 0) FROM att_content),
+		(SELECT COUNT(*) FROM att_content WHERE present = 0),
+		(SELECT COALESCE(SUM(length), 0) FROM att_content WHERE present = 0)`).Scan(&st.Docs, &st.Tombstones, &st.Conflicts, &st.Attachments,
+		&st.NotDownloaded, &st.NotDownloadedBytes)
 	if err != nil {
 		return err
 	}

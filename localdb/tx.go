@@ -29,6 +29,9 @@ type wtx struct {
 	// ixs is the index set as changed by this transaction (nil: unchanged),
 	// published on commit.
 	ixs *ixSet
+	// lazy lets replicated stubs the store lacks be recorded as missing
+	// (BulkDocsLazy).
+	lazy bool
 }
 
 // update runs fn in one write transaction; fn's error rolls it back.
@@ -294,7 +297,7 @@ func (w *wtx) insertBodies(st *docState, bodies []revWrite) error {
 		}
 		for _, a := range b.atts {
 			if _, err := w.exec(qInsertRevAtt,
-				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos); err != nil {
+				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos, a.Missing, a.Encoding); err != nil {
 				return fmt.Errorf("insert attachment %q of %q: %w", a.Name, st.id, err)
 			}
 		}

@@ -73,6 +73,10 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 // a wrong length is ErrDigestMismatch. The returned error is for the batch as a
 // whole (I/O, closed database); per-document errors are in the results.
 func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool) ([]couchdoc.DocResult, error) {
+	return db.bulkDocs(ctx, docs, newEdits, false)
+}
+
+func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy bool) ([]couchdoc.DocResult, error) {
 	if err := db.enter(); err != nil {
 		return nil, err
 	}
@@ -85,6 +89,7 @@ func (db *DB) BulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits bool)
 	defer db.unstage(ctx, staged)
 	err = db.update(ctx, func(w *wtx) error {
 		w.staged = staged
+		w.lazy = lazy
 		states, err := w.preload(docs)
 		if err != nil {
 			return err

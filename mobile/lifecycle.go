@@ -54,8 +54,9 @@ func (d *Database) Purge(requestJSON string) (resultJSON string, err error) {
 // Stats returns the store's sizes and counts as JSON: {"file", "active",
 // "external"} bytes as CouchDB reports them, and the bytes of bodies,
 // revision metadata, attachments, indexes and free pages, and the counts
-// of docs, tombstones, revisions, leaves, conflicts and attachments. It
-// reads the whole file: call it from a background thread.
+// of docs, tombstones, revisions, leaves, conflicts and attachments, and
+// of the attachment bodies not downloaded (lazy pulls) with their bytes.
+// It reads the whole file: call it from a background thread.
 func (d *Database) Stats() (statsJSON string, err error) {
 	defer recoverTo(&err)
 	if err := d.check(); err != nil {
@@ -71,6 +72,7 @@ func (d *Database) Stats() (statsJSON string, err error) {
 		"indexes": st.IndexBytes, "free": st.FreeBytes, "other": st.OtherBytes,
 		"docs": st.Docs, "tombstones": st.Tombstones, "revisions": st.Revisions,
 		"leaves": st.Leaves, "conflicts": st.Conflicts, "attachments": st.Attachments,
+		"attachments_not_downloaded": st.NotDownloaded, "attachment_bytes_not_downloaded": st.NotDownloadedBytes,
 	})
 }
 

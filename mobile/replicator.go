@@ -39,6 +39,11 @@ type ReplicatorConfig struct {
 	Selector string
 	// Headers are added to every request: a JSON object of strings, or "".
 	Headers string
+	// Attachments picks the attachment bodies a pull brings: "eager" (or
+	// "", every body), "lazy" (none: the app fetches a body when it needs
+	// it with Database.FetchAttachment) or "lazy-over=BYTES" (only bodies
+	// of at most BYTES). Pushes always send every body the store has.
+	Attachments string
 }
 
 // NewReplicatorConfig returns a two-way, one-shot configuration for url.
@@ -112,6 +117,14 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 		return nil, badRequest("direction must be push, pull or both, got %q", cfg.Direction)
 	}
 	opts := sync.Options{Continuous: cfg.Continuous, CreateTarget: cfg.CreateTarget, Filter: cfg.Filter}
+	att, err := sync.ParseAttachments(cfg.Attachments)
+	if err != nil {
+		return nil, badRequest("Attachments: %v", err)
+	}
+	if att.IsLazy() && cfg.Direction == "push" {
+		return nil, badRequest("Attachments %q applies to pull and both, not push", cfg.Attachments)
+	}
+	opts.Attachments = att
 	if err := decodeJSONField("DocIDs", cfg.DocIDs, &opts.DocIDs); err != nil {
 		return nil, err
 	}
@@ -145,6 +158,9 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 		wake: make(chan struct{}, 1),
 	}
 	r.opts.OnEvent = r.onEvent
+	// A push fetches a body a lazy pull left behind from the remote when
+	// the remote does not show it has it.
+	r.opts.FetchMissing = localpeer.FetchFrom(remote, db.db)
 	return r, nil
 }
 

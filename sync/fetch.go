@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/settee/settee/couchdoc"
@@ -93,7 +94,15 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 	if iw, ok := tgt.(InlineWriter); ok {
 		inlineMax = iw.InlineAttachmentMax()
 	}
-	fn := func(doc *couchdoc.Doc, revErr error) error {
+	since := make(map[string]int, len(chunk)) // the target's newest generation, per document
+	ancestors := make(map[string][]string, len(chunk))
+	for _, m := range chunk {
+		since[m.id] = maxGen(m.ancestors)
+		ancestors[m.id] = m.ancestors
+	}
+	refetched := map[string]bool{} // revisions read again after FetchMissing
+	var fn func(doc *couchdoc.Doc, revErr error) error
+	fn = func(doc *couchdoc.Doc, revErr error) error {
 		if revErr != nil {
 			if isTransient(revErr) {
 				return revErr
@@ -129,13 +138,49 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
 			return nil
 		}
+		if !r.opts.Attachments.lazy {
+			if err := lacking(doc, since[doc.ID]); err != nil {
+				if r.opts.FetchMissing != nil && !refetched[key] {
+					refetched[key] = true
+					ferr := r.fetchMissing(ctx, doc, since[doc.ID])
+					if ferr == nil {
+						// Read it again, bodies and all, and take it from there.
+						if err := src.OpenRevs(ctx, doc.ID, []string{doc.Rev}, ancestors[doc.ID], fn); err != nil {
+							return peerErr("source", src, "open_revs", err)
+						}
+						return nil
+					}
+					if ctx.Err() != nil || isTransient(ferr) {
+						return ferr
+					}
+					err = fmt.Errorf("%w (fetching it: %v)", err, ferr)
+				}
+				return failed("source", src, "read attachment", err)
+			}
+		}
 		if inlineMax > 0 && hasBody(doc) {
 			if err := readInline(doc, inlineMax); err != nil {
 				return failed("source", src, "read attachment", err)
 			}
 		}
+		if r.opts.Attachments.over > 0 {
+			closers, err := r.smallBodies(ctx, doc)
+			defer func() {
+				for _, c := range closers {
+					c.Close()
+				}
+			}()
+			if err != nil {
+				return failed("source", src, "read attachment", err)
+			}
+			if inlineMax > 0 && hasBody(doc) {
+				if err := readInline(doc, inlineMax); err != nil {
+					return failed("source", src, "read attachment", err)
+				}
+			}
+		}
 		if writeAlone(doc, inlineMax > 0) {
-			if err := tgt.PutDoc(ctx, doc); err != nil {
+			if err := r.putDoc(ctx, doc); err != nil {
 				return failed("target", tgt, "write document", err)
 			}
 			handed[key] = true
@@ -147,6 +192,15 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 		return u.add(ctx, doc)
 	}
 
+	if sr, ok := src.(StubReader); ok && r.opts.Attachments.lazy {
+		reqs := make([]BulkGetRequest, 0, len(chunk))
+		for _, m := range chunk {
+			for _, rev := range m.revs {
+				reqs = append(reqs, BulkGetRequest{ID: m.id, Rev: rev})
+			}
+		}
+		return peerErr("source", src, "read stubs", sr.ReadStubs(ctx, reqs, fn))
+	}
 	bg, ok := src.(BulkGetter)
 	if ok && !r.noBulkGet.Load() {
 		reqs := make([]BulkGetRequest, 0, len(chunk))

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -25,6 +26,21 @@ type Options struct {
 	Selector    json.RawMessage
 	Filter      string
 	QueryParams map[string]string
+
+	// Attachments picks the attachment bodies a pull brings: Eager (the
+	// zero value), Lazy or LazyOver(n). Lazy needs a source that is a
+	// StubReader (and, with LazyOver, an AttachmentGetter) and a target
+	// that is a LazyWriter; Sync pulls so and always pushes eagerly. It is
+	// not part of the replication id.
+	Attachments Attachments
+
+	// FetchMissing, when set, is called by a push for each attachment
+	// whose body the source lacks (lazy attachments) and the target has
+	// not, to bring it into the source first (localpeer.FetchFrom: from
+	// the database it was pulled from); the document is then read again
+	// and sent with its bodies. Without it, or when it fails, that
+	// document fails alone with couchdoc.ErrAttachmentNotDownloaded.
+	FetchMissing func(ctx context.Context, id, name string) error
 
 	// Since starts the changes feed after this opaque sequence instead of
 	// the recorded checkpoint.

@@ -52,6 +52,9 @@ func newReplication(opts Options, name string) (*replication, error) {
 		return nil, ErrNoPeer
 	}
 	opts = opts.withDefaults()
+	if err := checkLazy(opts); err != nil {
+		return nil, err
+	}
 	return &replication{opts: opts, name: name, repID: ReplicationID(opts), state: StateStopped, remaining: -1}, nil
 }
 

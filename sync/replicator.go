@@ -80,6 +80,7 @@ func NewSync(local, remote Peer, opts Options) (*Replicator, error) {
 	push, pull := opts, opts
 	push.Source, push.Target = local, remote
 	push.Filter, push.QueryParams, push.Since = "", nil, nil
+	push.Attachments = Eager
 	pull.Source, pull.Target = remote, local
 	pr, err := newReplication(push, "push")
 	if err != nil {

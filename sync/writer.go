@@ -47,7 +47,7 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 // (413) is split in halves.
 func (r *replication) bulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
 	var res []couchdoc.DocResult
-	err := r.retry(ctx, func() (err error) { res, err = r.opts.Target.BulkDocs(ctx, docs); return err })
+	err := r.retry(ctx, func() (err error) { res, err = r.writeBulk(ctx, docs); return err })
 	if len(docs) > 1 && couchdoc.StatusOf(err) == http.StatusRequestEntityTooLarge {
 		half := len(docs) / 2
 		a, err := r.bulkDocs(ctx, docs[:half])

@@ -53,6 +53,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		Leaves      int64 `json:"leaves"`
 		Conflicts   int64 `json:"conflicts"`
 		Attachments int64 `json:"attachments"`
+		// Attachment bodies known by their metadata only (lazy pulls).
+		NotDownloaded      int64 `json:"attachments_not_downloaded"`
+		NotDownloadedBytes int64 `json:"attachment_bytes_not_downloaded"`
 	}
 	return writeJSON(stdout, struct {
 		Path        string        `json:"path"`
@@ -67,5 +70,5 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		Counts      countsOut     `json:"counts"`
 	}{db.Path(), db.UUID(), info.DocCount, info.DocDelCount, info.UpdateSeq, info.PurgeSeq, db.RevsLimit(), st.Sizes,
 		bytesOut{st.BodyBytes, st.RevMetaBytes, st.AttachmentBytes, st.IndexBytes, st.FreeBytes, st.OtherBytes},
-		countsOut{st.Docs, st.Tombstones, st.Revisions, st.Leaves, st.Conflicts, st.Attachments}})
+		countsOut{st.Docs, st.Tombstones, st.Revisions, st.Leaves, st.Conflicts, st.Attachments, st.NotDownloaded, st.NotDownloadedBytes}})
 }

@@ -41,6 +41,7 @@ func commands() []command {
 		{"pull", "replicate a remote database into a local store", runPull},
 		{"push", "replicate a local store to a remote database", runPush},
 		{"sync", "replicate both ways between a local store and a remote database", runSync},
+		{"fetch-attachment", "download an attachment body a lazy pull left behind (or evict one)", runFetchAttachment},
 		{"pending", "list the local changes a push has still to send (offline)", runPending},
 		{"serve", "serve local stores over the CouchDB HTTP API", runServe},
 		{"info", "print a local store's summary, sizes and counts", runInfo},

@@ -17,6 +17,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/sync"
+	"github.com/settee/settee/sync/localpeer"
 )
 
 // replFlags are the flags of pull, push and sync.
@@ -32,6 +33,7 @@ type replFlags struct {
 	since        string
 	retries      int
 	jsonOut      bool
+	attachments  string
 }
 
 func (f *replFlags) registerOn(fs *flag.FlagSet) {
@@ -47,6 +49,7 @@ func (f *replFlags) registerOn(fs *flag.FlagSet) {
 	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
 	fs.IntVar(&f.retries, "retries", 3, "retry a failed step (a request, or a body cut short) this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
+	fs.StringVar(&f.attachments, "attachments", "eager", "attachment bodies a pull brings: eager, lazy (none: fetch them later with fetch-attachment) or lazy-over=`BYTES` (only those of at most BYTES)")
 	f.remote.register(fs)
 }
 
@@ -93,6 +96,11 @@ func (f *replFlags) options() (sync.Options, error) {
 	if n := btoi(o.Filter != "") + btoi(o.Selector != nil) + btoi(o.DocIDs != nil); n > 1 {
 		return o, usageErrorf("--filter, --selector and --doc-ids exclude each other")
 	}
+	att, err := sync.ParseAttachments(f.attachments)
+	if err != nil {
+		return o, usageErrorf("--attachments: %v", err)
+	}
+	o.Attachments = att
 	if f.since != "" {
 		if json.Valid([]byte(f.since)) {
 			o.Since = json.RawMessage(f.since)
@@ -191,6 +199,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if err != nil {
 		return err
 	}
+	if dir == "push" && opts.Attachments.IsLazy() {
+		return usageErrorf("--attachments lazy applies to pull and the pull of sync: a push sends every body it has")
+	}
 	if dir == "push" && f.filter != "" {
 		return usageErrorf("--filter runs the remote's design document filter: it applies to pull and sync, not push (use --selector or --doc-ids)")
 	}
@@ -239,6 +250,10 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	opts.OnEvent = prog.OnEvent
+	// A body a lazy pull left behind is fetched from the remote before a
+	// push sends its document, when the remote does not show it has it
+	// (pouchdb-server answers revs_diff without possible_ancestors).
+	opts.FetchMissing = localpeer.FetchFrom(remotePeer, db)
 	if offline != nil {
 		// Say so at this first failure, not after the replicator's own
 		// retries of its first step.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/wire"
@@ -24,6 +25,16 @@ const acceptDocs = "multipart/mixed, application/json"
 // (PouchDB) answer JSON anyway, and both are read.
 const acceptBulkGet = "multipart/mixed"
 
+// acceptFor is the Accept of a documents request: multipart when
+// attachment bodies are wanted, else JSON only, since CouchDB puts every
+// attachment body in a multipart answer whatever attachments= says.
+func acceptFor(atts bool, multipart string) string {
+	if atts {
+		return multipart
+	}
+	return "application/json"
+}
+
 // OpenRevs fetches revisions of one document: GET
 // /{db}/{id}?revs=true&latest=true&open_revs=[...]&attachments=true&atts_since=[...]
 // with Accept: multipart/mixed. It reads CouchDB's multipart answers
@@ -32,13 +43,17 @@ const acceptBulkGet = "multipart/mixed"
 // nil document and a *wire.RevError (matching couchdoc.ErrNotFound) for a
 // missing one. Attachment bodies are only valid inside fn.
 func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince []string, fn func(doc *couchdoc.Doc, revErr error) error) error {
+	return db.openRevs(ctx, id, revs, attsSince, true, fn)
+}
+
+func (db *DB) openRevs(ctx context.Context, id string, revs []string, attsSince []string, atts bool, fn func(doc *couchdoc.Doc, revErr error) error) error {
 	if len(revs) == 0 {
 		return nil
 	}
 	q := url.Values{}
 	q.Set("revs", "true")
 	q.Set("latest", "true")
-	q.Set("attachments", "true")
+	q.Set("attachments", strconv.FormatBool(atts))
 	// Marks gzip-stored attachments, whose digest CouchDB states over the
 	// encoded bytes (see wire.VerifyInline).
 	q.Set("att_encoding_info", "true")
@@ -48,7 +63,7 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince 
 		as, _ := json.Marshal(attsSince)
 		q.Set("atts_since", string(as))
 	}
-	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(id), query: q, accept: acceptDocs}
+	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(id), query: q, accept: acceptFor(atts, acceptDocs)}
 	return db.readDocs(ctx, r, fn)
 }
 
@@ -63,6 +78,10 @@ func (db *DB) OpenRevs(ctx context.Context, id string, revs []string, attsSince 
 // calling fn, and the caller falls back to OpenRevs. Only the answer's
 // HTTP status decides: a garbled or cut answer is not such an error.
 func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error {
+	return db.bulkGet(ctx, reqs, true, fn)
+}
+
+func (db *DB) bulkGet(ctx context.Context, reqs []sync.BulkGetRequest, atts bool, fn func(doc *couchdoc.Doc, revErr error) error) error {
 	if len(reqs) == 0 {
 		return nil
 	}
@@ -77,9 +96,9 @@ func (db *DB) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(d
 	q := url.Values{}
 	q.Set("revs", "true")
 	q.Set("latest", "true")
-	q.Set("attachments", "true")
+	q.Set("attachments", strconv.FormatBool(atts))
 	q.Set("att_encoding_info", "true")
-	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptBulkGet}
+	r := &request{method: http.MethodPost, path: "/_bulk_get", query: q, body: b, contentType: "application/json", accept: acceptFor(atts, acceptBulkGet)}
 	err = db.readDocs(ctx, r, fn)
 	var he *HTTPError
 	if errors.As(err, &he) {

@@ -35,6 +35,8 @@ type request struct {
 	accept      string
 	// idle overrides Options.Timeout (longpoll and continuous feeds).
 	idle time.Duration
+	// header holds extra request headers (Range).
+	header map[string]string
 	// root makes path relative to the server root (/_session).
 	root   bool
 	noAuth bool
@@ -202,6 +204,9 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 	// compress its answers anyway.
 	req.Header.Set("Accept-Encoding", "identity")
 	for k, v := range db.opts.Headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range r.header {
 		req.Header.Set(k, v)
 	}
 	if !r.noAuth {

@@ -32,6 +32,10 @@ var (
 	_ sync.Creator    = (*Peer)(nil)
 
 	_ sync.PendingCounter = (*Peer)(nil)
+
+	_ sync.StubReader       = (*Peer)(nil)
+	_ sync.LazyWriter       = (*Peer)(nil)
+	_ sync.AttachmentGetter = (*Peer)(nil)
 )
 
 // New returns a peer over db. The caller keeps ownership of db (closing
@@ -230,6 +234,10 @@ func closeBodies(doc *couchdoc.Doc) {
 // per-revision error handed to fn (a *wire.RevError naming the document,
 // as sync/couch gives); only store errors and fn's end the call.
 func (p *Peer) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(*couchdoc.Doc, error) error) error {
+	return p.bulkGet(ctx, reqs, true, fn)
+}
+
+func (p *Peer) bulkGet(ctx context.Context, reqs []sync.BulkGetRequest, atts bool, fn func(*couchdoc.Doc, error) error) error {
 	batch := make([]localdb.RevsRequest, 0, len(reqs))
 	for i := 0; i < len(reqs); {
 		j := i + 1
@@ -243,7 +251,7 @@ func (p *Peer) BulkGet(ctx context.Context, reqs []sync.BulkGetRequest, fn func(
 		batch = append(batch, localdb.RevsRequest{ID: reqs[i].ID, Revs: revs, AttsSince: reqs[i].AttsSince})
 		i = j
 	}
-	opts := localdb.GetOptions{Revs: true, Latest: true, Attachments: true}
+	opts := localdb.GetOptions{Revs: true, Latest: true, Attachments: atts}
 	return p.db.OpenRevsBatch(ctx, batch, opts, func(id string, r localdb.OpenRev, err error) error {
 		var ce *couchdoc.Error
 		switch {

@@ -37,6 +37,8 @@ func Run(t *testing.T, newDB Factory, caps Caps) {
 	t.Run("DeleteVsEdit", func(t *testing.T) { testDeleteVsEdit(t, newDB) })
 	t.Run("Deletions", func(t *testing.T) { testDeletions(t, newDB, caps) })
 	t.Run("Attachments", func(t *testing.T) { testAttachments(t, newDB, caps) })
+	t.Run("LazyAttachments", func(t *testing.T) { testLazyAttachments(t, newDB, caps) })
+	t.Run("FetchResumes", func(t *testing.T) { testFetchResumes(t, newDB) })
 	t.Run("Continuous", func(t *testing.T) { testContinuous(t, newDB) })
 	t.Run("CancelAndResume", func(t *testing.T) { testCancelResume(t, newDB) })
 	t.Run("FilterDocIDs", func(t *testing.T) { testFilterDocIDs(t, newDB) })
