@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	gosync "sync"
 	"testing"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
@@ -126,4 +128,33 @@ func TestFirstPullHugeDoc(t *testing.T) {
 	if err != nil || len(d.Body) < 1<<20 || res.Stats.DocsWritten != 31 {
 		t.Fatalf("big: %v, %d bytes, stats %+v", err, len(d.Body), res.Stats)
 	}
+}
+
+// couchFactory hands out fresh databases on the Apache CouchDB named by
+// SETTEE_COUCHDB_URL (an admin URL), deleting them when the test ends.
+func couchFactory(t *testing.T) synctest.Factory {
+	raw := strings.TrimSuffix(os.Getenv("SETTEE_COUCHDB_URL"), "/")
+	if raw == "" {
+		t.Skip("SETTEE_COUCHDB_URL is not set: the contract suite against a live Apache CouchDB 3 needs one (an admin URL such as http://admin:pw@127.0.0.1:5984); CI has none")
+	}
+	var mu gosync.Mutex
+	n := 0
+	prefix := fmt.Sprintf("settee_contract_%d_", time.Now().UnixNano())
+	return func(tb testing.TB) string {
+		mu.Lock()
+		n++
+		u := fmt.Sprintf("%s/%s%d", raw, prefix, n)
+		mu.Unlock()
+		if st := synctest.HTTP(tb, "PUT", u, nil, nil); st != http.StatusCreated {
+			tb.Fatalf("create %s: status %d", u, st)
+		}
+		tb.Cleanup(func() { synctest.HTTP(tb, "DELETE", u, nil, nil) })
+		return u
+	}
+}
+
+// TestContractCouchDB runs the contract suite against a live CouchDB
+// (opt-in, SETTEE_COUCHDB_URL).
+func TestContractCouchDB(t *testing.T) {
+	synctest.Run(t, couchFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true})
 }
