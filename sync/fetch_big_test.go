@@ -13,6 +13,7 @@ import (
 	gosync "sync"
 	"testing"
 
+	"github.com/settee/settee/server"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -73,7 +74,7 @@ func TestFetchLargeAttachmentCutFiveTimes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 48 MiB")
 	}
-	srv := servertest.Start(t, nil)
+	srv := servertest.Start(t, &server.Config{MaxBodySize: size + 1<<20})
 	u := srv.CreateDB(t, "big")
 	h := md5.New()
 	req, _ := http.NewRequest("PUT", u+"/v/video.bin", io.TeeReader(&randReader{rng: rand.New(rand.NewPCG(7, 8)), n: size}, h))
