@@ -141,17 +141,8 @@ func (db *DB) Conflicts(ctx context.Context, fn func(id string) error) error {
 		if err != nil {
 			return err
 		}
-		var ids []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return err
-			}
-			ids = append(ids, id)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		ids, err := scanAll[string](rows)
+		if err != nil {
 			return err
 		}
 		for _, id := range ids {

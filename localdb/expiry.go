@@ -88,17 +88,8 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 			if err != nil {
 				return err
 			}
-			var ids []string
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				ids = append(ids, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+			ids, err := scanAll[string](rows)
+			if err != nil {
 				return err
 			}
 			n = len(ids)

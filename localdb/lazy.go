@@ -159,17 +159,8 @@ func (w *wtx) reannounce(digest string) error {
 	if err != nil {
 		return err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := scanAll[int64](rows)
+	if err != nil {
 		return err
 	}
 	for _, id := range ids {
