@@ -184,9 +184,14 @@ func TestCompactStemsToLoweredLimit(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		rev = put(t, db, "d", rev, `{}`)
 	}
-	info, _ := db.Info(bg)
+	before, _ := db.Info(bg)
 	if err := db.SetRevsLimit(bg, 2); err != nil {
 		t.Fatal(err)
+	}
+	// As CouchDB's set_revs_limit, the change moves the update seq once.
+	info, _ := db.Info(bg)
+	if info.UpdateSeq != before.UpdateSeq+1 {
+		t.Fatalf("revs_limit change: update seq %d -> %d", before.UpdateSeq, info.UpdateSeq)
 	}
 	if err := db.Compact(bg); err != nil {
 		t.Fatal(err)

@@ -350,6 +350,9 @@ func (db *DB) SetRevsLimit(ctx context.Context, n int) error {
 		if _, err := w.exec(qSetRevsLimit, strconv.Itoa(n)); err != nil {
 			return err
 		}
+		if err := w.bumpSeq(); err != nil { // as CouchDB's set_revs_limit
+			return err
+		}
 		db.revsLimit.Store(int64(n))
 		return nil
 	})

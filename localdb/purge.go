@@ -118,10 +118,12 @@ func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, given m
 		moved = moved || len(st.tree.Nodes) > 0
 	}
 	if !moved {
-		w.seq++ // as CouchDB, so indexers and feeds notice the purge
+		if err := w.bumpSeq(); err != nil {
+			return err
+		}
 	}
 	w.fed = true
-	if _, err := w.tx.ExecContext(w.ctx, "UPDATE meta SET value = ? WHERE key = 'seq_floor'", w.seq); err != nil {
+	if err := w.saveSeqFloor(); err != nil {
 		return err
 	}
 	return w.recordPurges(ids, asked)
@@ -157,7 +159,9 @@ func (w *wtx) purgeDoc(st *docState) error {
 	for _, l := range leaves[1:] {
 		conflicted = conflicted || !t.Nodes[l].Deleted
 	}
-	w.seq++
+	// CouchDB moves every remaining leaf to a new sequence, one each; the
+	// document sits at the last.
+	w.seq += int64(len(leaves))
 	enc := t.Marshal()
 	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
 		return err
@@ -232,6 +236,9 @@ func (db *DB) SetPurgedInfosLimit(ctx context.Context, n int64) error {
 	defer db.leave()
 	return db.update(ctx, func(w *wtx) error {
 		if _, err := w.tx.ExecContext(ctx, "UPDATE meta SET value = ? WHERE key = 'purged_infos_limit'", strconv.FormatInt(n, 10)); err != nil {
+			return err
+		}
+		if err := w.bumpSeq(); err != nil {
 			return err
 		}
 		var pseq int64

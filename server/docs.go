@@ -80,8 +80,9 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 	defer closeBodies(doc)
 	etag := `"` + doc.Rev + `"`
 	// Like CouchDB, no ETag when the answer carries more than the revision
-	// (its conflicts, revs_info or local seq change without a new rev).
-	if !opts.RevsInfo && !opts.Conflicts && !opts.DeletedConflicts && !opts.LocalSeq {
+	// (conflicts, revs_info or a local seq that change without a new rev);
+	// asking for conflicts a document does not have adds nothing.
+	if !opts.RevsInfo && len(doc.Conflicts) == 0 && len(doc.DeletedConflicts) == 0 && !opts.LocalSeq {
 		w.Header().Set("ETag", etag)
 	}
 	if r.Header.Get("If-None-Match") == etag {

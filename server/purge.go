@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
@@ -118,8 +120,9 @@ func parsePurge(b []byte) ([]string, map[string][]string, error) {
 	return ids, req, nil
 }
 
-// servePurgedInfos is GET /{db}/_purged_infos: the kept purge records,
-// oldest first.
+// servePurgedInfos is GET /{db}/_purged_infos: the kept purge records.
+// CouchDB merges its shards' records into a set, so it answers them
+// without duplicates, in Erlang term order: by id, then by revisions.
 func (s *Server) servePurgedInfos(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
 	if r.Method != http.MethodGet {
 		s.writeError(w, r, methodNotAllowed("GET"))
@@ -134,9 +137,13 @@ func (s *Server) servePurgedInfos(w http.ResponseWriter, r *http.Request, db *lo
 		ID   string   `json:"id"`
 		Revs []string `json:"revs"`
 	}
-	out := make([]info, len(infos))
+	sort.SliceStable(infos, func(i, j int) bool { return purgedInfoLess(infos[i], infos[j]) })
+	out := make([]info, 0, len(infos))
 	for i, pi := range infos {
-		out[i] = info{pi.ID, pi.Revs}
+		if i > 0 && !purgedInfoLess(infos[i-1], pi) {
+			continue // the same id and revisions as the one before
+		}
+		out = append(out, info{pi.ID, pi.Revs})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"purged_infos": out})
 }
@@ -170,4 +177,41 @@ func (s *Server) servePurgedInfosLimit(w http.ResponseWriter, r *http.Request, d
 	default:
 		s.writeError(w, r, methodNotAllowed("GET,PUT"))
 	}
+}
+
+// purgedInfoLess orders purge records as Erlang orders CouchDB's
+// {Id, [{Pos, RevId}]} terms: ids as bytes, then revisions element by
+// element (position as a number), a shorter list first.
+func purgedInfoLess(a, b localdb.PurgedInfo) bool {
+	if a.ID != b.ID {
+		return a.ID < b.ID
+	}
+	for k := 0; k < len(a.Revs) && k < len(b.Revs); k++ {
+		if c := compareRevTerm(a.Revs[k], b.Revs[k]); c != 0 {
+			return c < 0
+		}
+	}
+	return len(a.Revs) < len(b.Revs)
+}
+
+// compareRevTerm compares two "N-hash" revisions as {N, Hash} tuples.
+func compareRevTerm(a, b string) int {
+	pa, ha := splitRevTerm(a)
+	pb, hb := splitRevTerm(b)
+	if pa != pb {
+		if pa < pb {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(ha, hb)
+}
+
+func splitRevTerm(r string) (int64, string) {
+	i := strings.IndexByte(r, '-')
+	if i < 0 {
+		return 0, r
+	}
+	n, _ := strconv.ParseInt(r[:i], 10, 64)
+	return n, r[i+1:]
 }
