@@ -43,19 +43,17 @@ func (db *DB) LocalDocs(ctx context.Context, fn func(*couchdoc.Doc) error) error
 		return err
 	}
 	defer db.leave()
-	rows, err := db.reader.QueryContext(ctx, "SELECT id, rev, body FROM local_docs ORDER BY id")
+	rows, err := db.reader.QueryxContext(ctx, "SELECT id, rev, body FROM local_docs ORDER BY id")
 	if err != nil {
 		return fmt.Errorf("list local documents: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
-		var rev int64
-		var body []byte
-		if err := rows.Scan(&id, &rev, &body); err != nil {
+		var row localRow
+		if err := rows.StructScan(&row); err != nil {
 			return fmt.Errorf("list local documents: %w", err)
 		}
-		if err := fn(&couchdoc.Doc{ID: id, Rev: fmt.Sprintf("0-%d", rev), Body: body}); err != nil {
+		if err := fn(row.doc()); err != nil {
 			return err
 		}
 	}

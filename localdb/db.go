@@ -365,12 +365,11 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	}
 	defer db.leave()
 	info := &Info{UUID: db.uuid}
-	err := db.reader.QueryRowContext(ctx, `SELECT
-		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'),
-		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count'),
-		(`+sqlUpdateSeq+`),
-		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq')`).
-		Scan(&info.DocCount, &info.DocDelCount, &info.UpdateSeq, &info.PurgeSeq)
+	err := db.reader.GetContext(ctx, info, `SELECT
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count') AS doc_count,
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count') AS doc_del_count,
+		(`+sqlUpdateSeq+`) AS update_seq,
+		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'purge_seq') AS purge_seq`)
 	if err != nil {
 		return nil, fmt.Errorf("info: %w", err)
 	}

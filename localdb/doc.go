@@ -48,6 +48,17 @@
 //     and attachment digests: the same edit gives the same id everywhere.
 //   - Trees are stemmed to the revs limit on write and on Compact.
 //
+// # SQL access
+//
+// sqlx maps rows to structs where a call reads a few rows once (Info,
+// local documents, purge records). The paths that read or write many rows
+// per call (bulk writes, changes, all_docs, revs_diff, index scans) keep
+// database/sql: the writer's statements are prepared once and bound to
+// each write transaction, its multi-row inserts take positional arguments
+// appended to one reused slice, and reads Scan into reused variables;
+// sqlx's reflection (struct mapping, named parameters) would add work per
+// row on paths that move 100k rows.
+//
 // Errors are *couchdoc.Error values matched with errors.Is against the
 // couchdoc sentinels; bad input changes nothing.
 package localdb

@@ -32,16 +32,26 @@ func (db *DB) GetLocal(ctx context.Context, id string) (*couchdoc.Doc, error) {
 	if !couchdoc.IsLocalID(id) {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "not a local document id: %q", id)
 	}
-	var rev int64
-	var body []byte
-	err := db.reader.QueryRowContext(ctx, "SELECT rev, body FROM local_docs WHERE id = ?", id).Scan(&rev, &body)
+	var row localRow
+	err := db.reader.GetContext(ctx, &row, "SELECT id, rev, body FROM local_docs WHERE id = ?", id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("get %q: %w", id, err)
 	}
-	return &couchdoc.Doc{ID: id, Rev: "0-" + strconv.FormatInt(rev, 10), Body: body}, nil
+	return row.doc(), nil
+}
+
+// localRow is a local_docs row: its rev is the "N" of "0-N".
+type localRow struct {
+	ID   string `db:"id"`
+	Rev  int64  `db:"rev"`
+	Body []byte `db:"body"`
+}
+
+func (r *localRow) doc() *couchdoc.Doc {
+	return &couchdoc.Doc{ID: r.ID, Rev: "0-" + strconv.FormatInt(r.Rev, 10), Body: r.Body}
 }
 
 // PutLocal writes a local document; doc.Rev must be its current "0-N" (or

@@ -19,11 +19,11 @@ type Options struct {
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.
 type Info struct {
-	DocCount    int64 `json:"doc_count"`
-	DocDelCount int64 `json:"doc_del_count"`
-	UpdateSeq   int64 `json:"update_seq"`
+	DocCount    int64 `json:"doc_count" db:"doc_count"`
+	DocDelCount int64 `json:"doc_del_count" db:"doc_del_count"`
+	UpdateSeq   int64 `json:"update_seq" db:"update_seq"`
 	// PurgeSeq counts the purge requests the store has applied.
-	PurgeSeq int64  `json:"purge_seq"`
+	PurgeSeq int64  `json:"purge_seq" db:"purge_seq"`
 	UUID     string `json:"uuid"`
 }
 

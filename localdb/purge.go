@@ -251,28 +251,25 @@ func (db *DB) SetPurgedInfosLimit(ctx context.Context, n int64) error {
 
 // PurgedInfos returns the kept purge records, oldest first.
 func (db *DB) PurgedInfos(ctx context.Context) ([]PurgedInfo, error) {
-	var out []PurgedInfo
-	err := db.readTx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, "SELECT purge_seq, id, revs FROM purged_infos ORDER BY purge_seq")
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var pi PurgedInfo
-			var revs string
-			if err := rows.Scan(&pi.PurgeSeq, &pi.ID, &revs); err != nil {
-				return err
-			}
-			if err := json.Unmarshal([]byte(revs), &pi.Revs); err != nil {
-				return fmt.Errorf("purge record %d: %w", pi.PurgeSeq, err)
-			}
-			out = append(out, pi)
-		}
-		return rows.Err()
-	})
-	if err != nil {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
+	defer db.leave()
+	var rows []struct {
+		PurgeSeq int64  `db:"purge_seq"`
+		ID       string `db:"id"`
+		Revs     []byte `db:"revs"`
+	}
+	// At most purged_infos_limit rows (1000 by default): one Select.
+	if err := db.reader.SelectContext(ctx, &rows, "SELECT purge_seq, id, revs FROM purged_infos ORDER BY purge_seq"); err != nil {
 		return nil, fmt.Errorf("purged infos: %w", err)
+	}
+	out := make([]PurgedInfo, len(rows))
+	for i, r := range rows {
+		out[i] = PurgedInfo{PurgeSeq: r.PurgeSeq, ID: r.ID}
+		if err := json.Unmarshal(r.Revs, &out[i].Revs); err != nil {
+			return nil, fmt.Errorf("purge record %d: %w", r.PurgeSeq, err)
+		}
 	}
 	return out, nil
 }
