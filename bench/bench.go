@@ -81,6 +81,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	if cfg.Phases["pull"] {
 		err = b.phases(ctx)
 	}
+	if err == nil && cfg.Phases["find"] {
+		b.findPhase(ctx)
+	}
 	if err == nil && (cfg.Phases["live"] || cfg.Phases["hub"]) {
 		err = b.livePhases(ctx)
 	}

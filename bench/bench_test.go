@@ -29,6 +29,8 @@ func TestMain(m *testing.M) {
 
 // TestSmoke runs the whole harness on a tiny dataset: every phase, every
 // contender (PouchDB included), against a pouchdb-server it starts.
+// Phase find runs last and adds its two index design documents to the
+// pulled store.
 func TestSmoke(t *testing.T) {
 	dir := t.TempDir()
 	work := filepath.Join(dir, "work")
@@ -36,7 +38,8 @@ func TestSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"-docs", "200", "-seed", "7", "-workdir", work, "-keep", "-out", out, "-root", "."}, &stdout, &stderr)
+	err := run(ctx, []string{"-docs", "200", "-seed", "7", "-workdir", work, "-keep", "-out", out, "-root", ".",
+		"-phases", "pull,push,noop,incremental,find", "-find-queries", "20"}, &stdout, &stderr)
 	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
 	if err != nil {
 		t.Fatalf("run: %v", err)
@@ -68,7 +71,7 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.DocCount != int64(res.Dataset.Live) || info.DocDelCount != int64(res.Dataset.Deleted) {
+	if info.DocCount != int64(res.Dataset.Live+len(findIndexes)) || info.DocDelCount != int64(res.Dataset.Deleted) {
 		t.Errorf("local store: doc_count %d, doc_del_count %d; want %d, %d", info.DocCount, info.DocDelCount, res.Dataset.Live, res.Dataset.Deleted)
 	}
 	// A changed document has the incremental step's revision.
@@ -109,6 +112,23 @@ func TestSmoke(t *testing.T) {
 	}
 	if res.Noop == nil || res.Noop.Settee == nil || res.Noop.Settee.DocsRead != 0 {
 		t.Errorf("no-op re-sync: %+v", res.Noop)
+	}
+	if len(res.Find) != 3 {
+		t.Errorf("find: %d contenders, want settee, pouchdb and pouchdb-server", len(res.Find))
+	}
+	for _, f := range res.Find {
+		if f.Queries != 20 || f.EqP50Ms <= 0 || f.RangeP50Ms <= 0 || f.EqP99Ms < f.EqP50Ms || f.IndexBuildSeconds <= 0 {
+			t.Errorf("find %s: implausible %+v", f.Contender, f)
+		}
+	}
+	agreed := 0
+	for _, c := range res.Checks {
+		if strings.HasPrefix(c, "find: ") && strings.Contains(c, "returns the same documents as settee") {
+			agreed++
+		}
+	}
+	if agreed != 2 {
+		t.Errorf("find: %d agreement checks, want 2: %q", agreed, res.Checks)
 	}
 	if len(res.Targets) < 5 {
 		t.Errorf("targets: %+v", res.Targets)

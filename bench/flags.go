@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type config struct {
 	HubSeconds float64
 	// LiveCheckpoint is the devices' CheckpointInterval (0: the default).
 	LiveCheckpoint time.Duration
+	// FindQueries is how many queries of each shape phase find times.
+	FindQueries int
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -43,6 +46,11 @@ var allPhases = []string{"pull", "push", "noop", "incremental"}
 // livePhaseNames run only when asked for: they measure latency, not a
 // replication of the dataset.
 var livePhaseNames = []string{"live", "hub"}
+
+// extraPhaseNames also run only when named: find queries the pulled stores
+// (it implies pull, and runs after the replication phases, so that its
+// index design documents are not pushed).
+var extraPhaseNames = []string{"find"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -58,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -71,6 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&cfg.HubRate, "hub-rate", 5, "hub: writes per second by each device")
 	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
+	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -89,17 +98,20 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.BigAttachment = n
 	}
 	var err error
-	if cfg.Phases, err = parseSet(phases, append(allPhases[:len(allPhases):len(allPhases)], livePhaseNames...)); err != nil {
+	if cfg.Phases, err = parseSet(phases, slices.Concat(allPhases, livePhaseNames, extraPhaseNames)); err != nil {
 		return nil, fmt.Errorf("-phases: %w", err)
 	}
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit"}); err != nil {
 		return nil, fmt.Errorf("-contenders: %w", err)
 	}
-	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] {
+	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] || cfg.Phases["find"] {
 		cfg.Phases["pull"] = true
 	}
 	if cfg.BigAttachment > 0 {
 		delete(cfg.Phases, "incremental")
+	}
+	if cfg.FindQueries < findChecked {
+		return nil, fmt.Errorf("-find-queries must be at least %d", findChecked)
 	}
 	if cfg.LiveWrites < 1 || cfg.HubDevices < 2 || cfg.HubRate <= 0 || cfg.HubSeconds <= 0 || cfg.HubRate*cfg.HubSeconds < 0.5 {
 		return nil, fmt.Errorf("-live-writes must be positive, -hub-devices at least 2, and -hub-rate x -hub-seconds at least 1")

@@ -26,6 +26,7 @@ func writeTable(w io.Writer, r *Results) {
 		writeReplicationTable(w, r)
 	}
 	writeLiveTable(w, r)
+	writeFindTable(w, r)
 	writeTargets(w, r)
 }
 

@@ -16,6 +16,8 @@ type Results struct {
 	Incremental *Phase     `json:"incremental,omitempty"`
 	// Live holds the live workloads, one per workload and hub.
 	Live []*LiveRun `json:"live,omitempty"`
+	// Find holds the Mango queries on the pulled data, one per contender.
+	Find []*FindRun `json:"find,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
@@ -145,6 +147,7 @@ func ratio(a, b float64) float64 {
 // computeRatios fills Ratios and Targets from the measures.
 func (r *Results) computeRatios() {
 	r.Targets = nil
+	defer r.findTargets()
 	if p := r.Pull; p != nil && p.Settee != nil {
 		if p.PouchDB != nil {
 			r.Ratios.PullVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
