@@ -32,6 +32,7 @@ type DB struct {
 	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
 	reader *sqlx.DB             // read-only pool
 	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
+	shapes stmtCache            // index scans' statements, prepared on the pool
 
 	wmu   gosync.Mutex // serialises write transactions and the stmt cache
 	stmts map[string]*sql.Stmt
@@ -322,7 +323,7 @@ func (db *DB) Close() error {
 	for _, s := range db.rstmts {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, db.watcher.Close(), db.reader.Close(), db.writer.Close())
+	errs = append(errs, db.shapes.close(), db.watcher.Close(), db.reader.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }
 

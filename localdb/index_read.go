@@ -138,7 +138,11 @@ func scanPage(r *rtx, ixID int64, s IndexScan, cursor []byte, inclusive bool, n 
 		q += " ORDER BY " + keyCol + " LIMIT ?"
 	}
 	args = append(args, n)
-	rows, err := r.tx.QueryContext(r.ctx, q, args...)
+	stmt, err := r.shapeStmt(q)
+	if err != nil {
+		return nil, fmt.Errorf("scan index: %w", err)
+	}
+	rows, err := stmt.QueryContext(r.ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("scan index: %w", err)
 	}
