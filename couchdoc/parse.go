@@ -68,18 +68,7 @@ func ParseDoc(data []byte) (*Doc, error) {
 		body = append([]byte(nil), body...)
 	}
 	doc.Body, doc.parsed = body, body
-	if IsLocalID(doc.ID) {
-		// CouchDB shows a local doc's "0-N" rev as _revisions
-		// {"start": 0, "ids": ["N"]}, and its replicator sends that back
-		// with the checkpoint: it says nothing more than _rev.
-		doc.Revisions = nil
-	}
-	if doc.Rev != "" && doc.Revisions != nil {
-		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
-			return nil, err
-		}
-	}
-	return doc, nil
+	return doc.checkRevisions()
 }
 
 // setSpecialRaw sets the special member m (its key starts with '_'), taking
@@ -378,4 +367,20 @@ func equalFoldASCII(f string, k []byte) bool {
 		}
 	}
 	return true
+}
+
+// checkRevisions ends both parsers: a local doc's _revisions is dropped
+// (CouchDB shows its "0-N" rev as {"start": 0, "ids": ["N"]}, and its
+// replicator sends that back with the checkpoint: it says nothing more
+// than _rev), any other must agree with _rev.
+func (doc *Doc) checkRevisions() (*Doc, error) {
+	if IsLocalID(doc.ID) {
+		doc.Revisions = nil
+	}
+	if doc.Rev != "" && doc.Revisions != nil {
+		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
+			return nil, err
+		}
+	}
+	return doc, nil
 }

@@ -56,18 +56,7 @@ func parseDocTokens(data []byte) (*Doc, error) {
 		return nil, Errorf(ErrBadRequest, "invalid JSON: trailing data after the document")
 	}
 	doc.Body = append(body, '}')
-	if IsLocalID(doc.ID) {
-		// CouchDB shows a local doc's "0-N" rev as _revisions
-		// {"start": 0, "ids": ["N"]}, and its replicator sends that back
-		// with the checkpoint: it says nothing more than _rev.
-		doc.Revisions = nil
-	}
-	if doc.Rev != "" && doc.Revisions != nil {
-		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
-			return nil, err
-		}
-	}
-	return doc, nil
+	return doc.checkRevisions()
 }
 
 func appendCompact(dst []byte, raw []byte) []byte {
