@@ -36,6 +36,8 @@ type config struct {
 	HubSeconds float64
 	// LiveCheckpoint is the devices' CheckpointInterval (0: the default).
 	LiveCheckpoint time.Duration
+	// The lazy and pending phases (lazy_phases.go).
+	attConfig
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -58,7 +60,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; lazy,pending (only when named) run against -peers")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -72,6 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
+	checkAtt := attFlags(fs, cfg)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -88,8 +91,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		cfg.BigAttachment = n
 	}
+	if err := checkAtt(); err != nil {
+		return nil, err
+	}
 	var err error
-	if cfg.Phases, err = parseSet(phases, append(allPhases[:len(allPhases):len(allPhases)], livePhaseNames...)); err != nil {
+	if cfg.Phases, err = parseSet(phases, append(append(allPhases[:len(allPhases):len(allPhases)], livePhaseNames...), attPhaseNames...)); err != nil {
 		return nil, fmt.Errorf("-phases: %w", err)
 	}
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit"}); err != nil {

@@ -26,6 +26,7 @@ func writeTable(w io.Writer, r *Results) {
 		writeReplicationTable(w, r)
 	}
 	writeLiveTable(w, r)
+	writeAttTables(w, r)
 	writeTargets(w, r)
 }
 

@@ -16,6 +16,9 @@ type Results struct {
 	Incremental *Phase     `json:"incremental,omitempty"`
 	// Live holds the live workloads, one per workload and hub.
 	Live []*LiveRun `json:"live,omitempty"`
+	// Lazy and Pending hold the lazy attachment and pending count phases.
+	Lazy    []*LazyRun    `json:"lazy,omitempty"`
+	Pending []*PendingRun `json:"pending,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
