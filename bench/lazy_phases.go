@@ -23,6 +23,7 @@ type attConfig struct {
 	LazyAtts    int
 	LazyAttSize int64
 	LazyFetch   int
+	LazyRounds  int
 	PendingDocs int
 }
 
@@ -35,6 +36,7 @@ func attFlags(fs *flag.FlagSet, cfg *config) func() error {
 	fs.IntVar(&cfg.LazyAtts, "lazy-atts", 100, "lazy: documents of the set carrying an attachment")
 	fs.StringVar(&size, "lazy-att-size", "100KB", "lazy: size of each attachment")
 	fs.IntVar(&cfg.LazyFetch, "lazy-fetch", 10, "lazy: bodies fetched on demand after the lazy pull")
+	fs.IntVar(&cfg.LazyRounds, "lazy-rounds", 3, "lazy: eager and lazy pulls of the set, each into a fresh store; the median counts")
 	fs.IntVar(&cfg.PendingDocs, "pending-docs", 100000, "pending: documents pushed")
 	return func() error {
 		var err error
@@ -47,8 +49,8 @@ func attFlags(fs *flag.FlagSet, cfg *config) func() error {
 		if cfg.LazyAttSize, err = parseSize(size); err != nil {
 			return fmt.Errorf("-lazy-att-size: %w", err)
 		}
-		if cfg.LazyDocs < 1 || cfg.LazyAtts < 1 || cfg.LazyFetch < 0 || cfg.PendingDocs < 1 {
-			return fmt.Errorf("-lazy-docs, -lazy-atts and -pending-docs must be positive, -lazy-fetch not negative")
+		if cfg.LazyDocs < 1 || cfg.LazyAtts < 1 || cfg.LazyFetch < 0 || cfg.PendingDocs < 1 || cfg.LazyRounds < 1 {
+			return fmt.Errorf("-lazy-docs, -lazy-atts, -lazy-rounds and -pending-docs must be positive, -lazy-fetch not negative")
 		}
 		return nil
 	}
@@ -103,7 +105,7 @@ func writeAttTables(w io.Writer, r *Results) {
 		fmt.Fprintln(tw, "| attachment set\t peer\t pull\t seconds\t requests\t MB received\t bodies stored\t lazy/eager bytes\t lazy/eager time\t")
 		fmt.Fprintln(tw, "|---\t---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t")
 		for _, l := range r.Lazy {
-			set := fmt.Sprintf("%d docs, %d x %.0f KB", l.Docs, l.Attachments, float64(l.AttachmentBytes)/float64(max(1, l.Attachments))/1024)
+			set := fmt.Sprintf("%d docs, %d x %.0f KB (median of %d)", l.Docs, l.Attachments, float64(l.AttachmentBytes)/float64(max(1, l.Attachments))/1024, l.Rounds)
 			for _, p := range []struct {
 				name string
 				m    *lazyRep

@@ -38,6 +38,9 @@ func TestLazyAndPendingPhases(t *testing.T) {
 		t.Fatalf("lazy runs %d, pending runs %d, errors %q; want 1, 1, none", len(res.Lazy), len(res.Pending), res.Errors)
 	}
 	l := res.Lazy[0]
+	if l.Rounds != 3 {
+		t.Errorf("rounds %d, want the default 3", l.Rounds)
+	}
 	if l.Eager.Downloaded != 6 || l.Lazy.Downloaded != 0 || l.Eager.DocsWritten != 300 || l.Lazy.DocsWritten != 300 {
 		t.Errorf("bodies stored eager %d lazy %d, docs %d/%d; want 6, 0, 300", l.Eager.Downloaded, l.Lazy.Downloaded, l.Eager.DocsWritten, l.Lazy.DocsWritten)
 	}
