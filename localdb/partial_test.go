@@ -8,7 +8,9 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -229,4 +231,46 @@ func TestDownloadStaleDropped(t *testing.T) {
 	if err := db.DownloadAttachment(bg, "p", "photo.jpg", o.open); err != nil || len(o.offsets) != 1 || o.offsets[0] != 0 {
 		t.Fatalf("download of the new content: %v, offsets %v", err, o.offsets)
 	}
+}
+
+// TestDownloadsOfSameContentWait: two documents with the same photo
+// fetched at once: one download runs, the other waits for it and finds
+// the bytes there (its source is never asked).
+func TestDownloadsOfSameContentWait(t *testing.T) {
+	db := open(t)
+	photo := randomBytes(chunk+1, 5)
+	docs := []*couchdoc.Doc{lazyDoc("a", map[string][]byte{"photo.jpg": photo}), lazyDoc("b", map[string][]byte{"photo.jpg": photo})}
+	if res, err := db.BulkDocsLazy(bg, docs); err != nil || res[0].Err() != nil || res[1].Err() != nil {
+		t.Fatalf("lazy write: %+v %v", res, err)
+	}
+	release := make(chan struct{})
+	started := make(chan struct{})
+	var calls atomic.Int32
+	slow := func(_ context.Context, offset int64) (io.ReadCloser, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+			<-release
+		}
+		return io.NopCloser(bytes.NewReader(photo[offset:])), nil
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- db.DownloadAttachment(bg, "a", "photo.jpg", slow) }()
+	<-started
+	go func() { errs <- db.DownloadAttachment(bg, "b", "photo.jpg", slow) }()
+	time.Sleep(50 * time.Millisecond) // let the second reach the lock
+	close(release)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("source asked %d times, want once", n)
+	}
+	for _, id := range []string{"a", "b"} {
+		if got, err := readAtt(t, db, id, "photo.jpg"); err != nil || !bytes.Equal(got, photo) {
+			t.Errorf("%s: %d bytes, %v", id, len(got), err)
+		}
+	}
+	checkInv(t, db)
 }
