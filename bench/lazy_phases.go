@@ -128,7 +128,7 @@ func writeAttTables(w io.Writer, r *Results) {
 		fmt.Fprintln(tw, "| push with pending checks\t peer\t seconds\t events\t progress events\t checked vs target\t first pending\t missing at end\t mismatches\t")
 		fmt.Fprintln(tw, "|---\t---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
 		for _, p := range r.Pending {
-			fmt.Fprintf(tw, "| %d docs\t %s\t %.1f\t %d\t %d\t %d\t %d\t %d\t %d\t\n", p.Docs, p.Peer, p.Seconds, p.Events, p.ProgressEvents, p.Checked, p.FirstPending, p.FinalMissing, p.Mismatches)
+			fmt.Fprintf(tw, "| %d docs, %s\t %s\t %.1f\t %d\t %d\t %d\t %d\t %d\t %d\t\n", p.Docs, p.Push, p.Peer, p.Seconds, p.Events, p.ProgressEvents, p.Checked, p.FirstPending, p.FinalMissing, p.Mismatches)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

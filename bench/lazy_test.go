@@ -34,8 +34,8 @@ func TestLazyAndPendingPhases(t *testing.T) {
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Lazy) != 1 || len(res.Pending) != 1 || len(res.Errors) > 0 {
-		t.Fatalf("lazy runs %d, pending runs %d, errors %q; want 1, 1, none", len(res.Lazy), len(res.Pending), res.Errors)
+	if len(res.Lazy) != 1 || len(res.Pending) != 2 || len(res.Errors) > 0 {
+		t.Fatalf("lazy runs %d, pending runs %d, errors %q; want 1, 2, none", len(res.Lazy), len(res.Pending), res.Errors)
 	}
 	l := res.Lazy[0]
 	if l.Rounds != 3 {
@@ -52,7 +52,12 @@ func TestLazyAndPendingPhases(t *testing.T) {
 		t.Errorf("fetch on demand %+v", f)
 	}
 	p := res.Pending[0]
-	if p.Docs != 2600 || p.FirstPending != 2600 || p.Checked < 2 || p.Mismatches != 0 || p.FinalMissing != 0 || p.ProgressEvents < 5 {
+	if p.Push != "initial" || p.Docs != 2600 || p.FirstPending != 2600 || p.Checked < 2 || p.Mismatches != 0 || p.FinalMissing != 0 || p.ProgressEvents < 5 {
 		t.Errorf("pending run %+v", p)
+	}
+	// 1% of 2600 documents edited, then the push resumes.
+	p = res.Pending[1]
+	if p.Push != "resumed after 26 edits" || p.Docs != 26 || p.FirstPending != 26 || p.Checked < 1 || p.Mismatches != 0 || p.FinalMissing != 0 {
+		t.Errorf("resumed pending run %+v", p)
 	}
 }

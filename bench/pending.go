@@ -19,19 +19,23 @@ import (
 )
 
 // The pending phase (-phases pending) checks the push's pending count on
-// a real push: -pending-docs single-revision documents (default 100,000)
-// in a local store pushed to an empty database on each peer of -peers.
+// real pushes: -pending-docs single-revision documents (default 100,000)
+// in a local store pushed to an empty database on each peer of -peers;
+// then 1% of them are edited locally and the push resumes from its
+// checkpoint. In each push, of total documents:
 //
 //   - At every event: Pending is known (from the first progress event
-//     on), never rises, and Pending + DocsWritten = the documents (one
+//     on), never rises, and Pending + DocsWritten = total (one new
 //     revision each, so every document is either still pending or
 //     written, never both or neither).
 //   - After every checkpoint: the target is compared with the count. The
 //     writes are paused (new _bulk_docs wait, those in flight finish and
 //     are settled in the replicator's counters), then the replicator's
-//     Status is taken and the target's doc_count read: the target still
-//     lacks docs - doc_count documents (it started empty), which Pending
-//     must equal, and doc_count must equal DocsWritten.
+//     Status is taken and what the target still lacks is counted: the
+//     documents less its doc_count for the first push (it started
+//     empty), the edited documents whose new revision _revs_diff finds
+//     missing for the resumed one. Pending must equal it, and
+//     DocsWritten must equal total less it.
 //   - At the end: _revs_diff of every local revision against the target
 //     finds none missing, and Pending is 0.
 //
@@ -39,7 +43,9 @@ import (
 
 // PendingRun is one peer's push with its pending checks.
 type PendingRun struct {
-	Peer    string  `json:"peer"`
+	Peer string `json:"peer"`
+	// Push is "initial" or "resumed" (after local edits).
+	Push    string  `json:"push"`
 	Docs    int     `json:"docs"`
 	Seconds float64 `json:"seconds"`
 	// Events seen, of which progress events; Checked is the comparisons
@@ -133,7 +139,29 @@ func (b *bench) pendingPhase(ctx context.Context, peers []hubServer) error {
 			b.fail(what, err)
 			continue
 		}
-		run, err := b.checkedPush(ctx, src, target, n)
+		lacksAll := func(ctx context.Context) (int64, error) {
+			info, err := dbInfo(ctx, target)
+			if err != nil {
+				return 0, err
+			}
+			return int64(n) - info.DocCount, nil
+		}
+		runs := []*PendingRun{}
+		run, err := b.checkedPush(ctx, src, target, n, lacksAll)
+		if err == nil {
+			run.Push = "initial"
+			runs = append(runs, run)
+			var edited map[string]string
+			if edited, err = editPendingSource(ctx, src, n); err == nil {
+				rp, _ := couch.New(target, nil)
+				if run, err = b.checkedPush(ctx, src, target, len(edited), func(ctx context.Context) (int64, error) {
+					return lacking(ctx, rp, edited)
+				}); err == nil {
+					run.Push = fmt.Sprintf("resumed after %d edits", len(edited))
+					runs = append(runs, run)
+				}
+			}
+		}
 		if !b.cfg.Keep {
 			_ = deleteDB(context.Background(), target)
 		}
@@ -141,14 +169,16 @@ func (b *bench) pendingPhase(ctx context.Context, peers []hubServer) error {
 			b.fail(what, err)
 			continue
 		}
-		run.Peer = p.name
-		b.res.Pending = append(b.res.Pending, run)
-		b.logf("%s: %d docs in %.1fs, %d events (%d progress), %d checks against the target after checkpoints, first pending %d, %d missing at the end, %d mismatches",
-			what, n, run.Seconds, run.Events, run.ProgressEvents, run.Checked, run.FirstPending, run.FinalMissing, run.Mismatches)
-		if run.Mismatches > 0 {
-			b.fail(what, fmt.Errorf("%d mismatches, first: %s", run.Mismatches, run.Examples[0]))
-		} else {
-			b.check(fmt.Sprintf("%s: pending exact at all %d events and %d checkpoints (pending + written = %d, never rising; = target's missing)", what, run.Events, run.Checked, n))
+		for _, run := range runs {
+			run.Peer = p.name
+			b.res.Pending = append(b.res.Pending, run)
+			b.logf("%s, %s push: %d docs in %.1fs, %d events (%d progress), %d checks against the target after checkpoints, first pending %d, %d missing at the end, %d mismatches",
+				what, run.Push, run.Docs, run.Seconds, run.Events, run.ProgressEvents, run.Checked, run.FirstPending, run.FinalMissing, run.Mismatches)
+			if run.Mismatches > 0 {
+				b.fail(what+", "+run.Push, fmt.Errorf("%d mismatches, first: %s", run.Mismatches, run.Examples[0]))
+			} else {
+				b.check(fmt.Sprintf("%s, %s push: pending exact at all %d events and %d checkpoints (pending + written = %d, never rising; = what the target lacks)", what, run.Push, run.Events, run.Checked, run.Docs))
+			}
 		}
 	}
 	return ctx.Err()
@@ -156,7 +186,7 @@ func (b *bench) pendingPhase(ctx context.Context, peers []hubServer) error {
 
 // checkedPush pushes src to target, an empty database, checking the
 // pending count as the phase describes.
-func (b *bench) checkedPush(ctx context.Context, src *localdb.DB, target string, n int) (*PendingRun, error) {
+func (b *bench) checkedPush(ctx context.Context, src *localdb.DB, target string, n int, lacks func(context.Context) (int64, error)) (*PendingRun, error) {
 	rp, err := couch.New(target, nil)
 	if err != nil {
 		return nil, err
@@ -201,7 +231,7 @@ func (b *bench) checkedPush(ctx context.Context, src *localdb.DB, target string,
 			// meanwhile, but no other event is delivered until the
 			// target is compared with this checkpoint.
 			lastCkpt = c
-			if msg := b.checkAgainstTarget(ctx, rep, g, target, n); msg != "" {
+			if msg := b.checkAgainstTarget(ctx, rep, g, n, lacks); msg != "" {
 				mismatch("%s", msg)
 			}
 			run.Checked++
@@ -236,7 +266,7 @@ func (b *bench) checkedPush(ctx context.Context, src *localdb.DB, target string,
 // checkAgainstTarget pauses the writes, waits until every acknowledged
 // write is in the replicator's counters, and compares its Status with
 // the target. It returns "" when they agree.
-func (b *bench) checkAgainstTarget(ctx context.Context, rep *sync.Replicator, g *gatedTarget, target string, n int) string {
+func (b *bench) checkAgainstTarget(ctx context.Context, rep *sync.Replicator, g *gatedTarget, n int, lacks func(context.Context) (int64, error)) string {
 	g.gate.Lock()
 	defer g.gate.Unlock()
 	deadline := time.Now().Add(30 * time.Second)
@@ -248,18 +278,51 @@ func (b *bench) checkAgainstTarget(ctx context.Context, rep *sync.Replicator, g 
 		time.Sleep(time.Millisecond)
 		st = rep.Status()
 	}
-	info, err := dbInfo(ctx, target)
+	missing, err := lacks(ctx)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return ""
 		}
-		return fmt.Sprintf("target info: %v", err)
+		return fmt.Sprintf("count what the target lacks: %v", err)
 	}
-	missing := int64(n) - info.DocCount
-	if st.Pending != missing || info.DocCount != st.Stats.DocsWritten {
-		return fmt.Sprintf("after checkpoint %s: pending %d, written %d; target has %d docs, lacks %d", st.CheckpointedSeq, st.Pending, st.Stats.DocsWritten, info.DocCount, missing)
+	if st.Pending != missing || st.Stats.DocsWritten != int64(n)-missing {
+		return fmt.Sprintf("after checkpoint %s: pending %d, written %d; the target lacks %d of %d", st.CheckpointedSeq, st.Pending, st.Stats.DocsWritten, missing, n)
 	}
 	return ""
+}
+
+// editPendingSource gives 1% of the n documents (at least one) a new
+// revision, and returns their ids with the new revisions.
+func editPendingSource(ctx context.Context, db *localdb.DB, n int) (map[string]string, error) {
+	edited := map[string]string{}
+	for i := 0; i < n; i += 100 {
+		id := fmt.Sprintf("p%07d", i)
+		d, err := db.Get(ctx, id, localdb.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		rev, err := db.Put(ctx, &couchdoc.Doc{ID: id, Rev: d.Rev, Body: json.RawMessage(fmt.Sprintf(`{"i":%d,"edited":true}`, i))})
+		if err != nil {
+			return nil, err
+		}
+		edited[id] = rev
+	}
+	return edited, nil
+}
+
+// lacking counts the revisions of revs (id to rev) that the target lacks,
+// with _revs_diff.
+func lacking(ctx context.Context, target *couch.DB, revs map[string]string) (int64, error) {
+	q := make(map[string][]string, len(revs))
+	for id, rev := range revs {
+		q[id] = []string{rev}
+	}
+	res, err := target.RevsDiff(ctx, q)
+	var n int64
+	for _, r := range res {
+		n += int64(len(r.Missing))
+	}
+	return n, err
 }
 
 // revsDiffMissing asks the target, with _revs_diff, for every revision of
