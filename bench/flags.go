@@ -39,6 +39,8 @@ type config struct {
 	LiveCheckpoint time.Duration
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
+	// The lazy and pending phases (lazy_phases.go).
+	attConfig
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -66,7 +68,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; lazy,pending (only when named) run against -peers")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -81,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
+	checkAtt := attFlags(fs, cfg)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -97,8 +100,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		cfg.BigAttachment = n
 	}
+	if err := checkAtt(); err != nil {
+		return nil, err
+	}
 	var err error
-	if cfg.Phases, err = parseSet(phases, slices.Concat(allPhases, livePhaseNames, extraPhaseNames)); err != nil {
+	if cfg.Phases, err = parseSet(phases, slices.Concat(allPhases, livePhaseNames, extraPhaseNames, attPhaseNames)); err != nil {
 		return nil, fmt.Errorf("-phases: %w", err)
 	}
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit"}); err != nil {

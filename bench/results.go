@@ -18,6 +18,9 @@ type Results struct {
 	Live []*LiveRun `json:"live,omitempty"`
 	// Find holds the Mango queries on the pulled data, one per contender.
 	Find []*FindRun `json:"find,omitempty"`
+	// Lazy and Pending hold the lazy attachment and pending count phases.
+	Lazy    []*LazyRun    `json:"lazy,omitempty"`
+	Pending []*PendingRun `json:"pending,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`

@@ -88,9 +88,14 @@ func (db *DB) Compact(ctx context.Context) error {
 		if _, err := w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest NOT IN (SELECT digest FROM rev_atts)"); err != nil {
 			return err
 		}
+		// Kept downloads of content no longer lacking (partial.go).
+		if err := w.dropStalePartials(); err != nil {
+			return err
+		}
 		// Chunks of no content, except those of uploads in flight (taken
-		// while holding the writer, so no staged chunk can slip in).
-		q := "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content)"
+		// while holding the writer, so no staged chunk can slip in) and of
+		// kept downloads.
+		q := "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content) AND digest NOT IN (SELECT key FROM att_partial)"
 		keys := db.stagingKeys()
 		if len(keys) > 0 {
 			q += " AND digest NOT IN (?" + strings.Repeat(", ?", len(keys)-1) + ")"

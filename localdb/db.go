@@ -43,6 +43,9 @@ type DB struct {
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight
+	// downloads holds the content digests being downloaded (partial.go),
+	// each closed when its download ends.
+	downloads map[string]chan struct{}
 
 	nmu    gosync.Mutex
 	notify chan struct{} // closed and replaced on every commit that changes the feed

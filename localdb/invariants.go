@@ -134,6 +134,15 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if bad > 0 {
 			errs = append(errs, fmt.Errorf("%d attachment contents do not match their length", bad))
 		}
+		// A kept download (partial.go) has its bytes, whole chunks.
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_partial p
+			WHERE p.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = p.key), 0)`).Scan(&bad)
+		if err != nil {
+			return err
+		}
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("%d kept downloads do not match their length", bad))
+		}
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rev_atts a LEFT JOIN att_content c ON c.digest = a.digest
 			WHERE c.digest IS NULL OR c.length != a.length`).Scan(&bad)
 		if err != nil {

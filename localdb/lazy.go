@@ -122,31 +122,48 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 	if s.length != a.Length || (!gz && s.digest != a.Digest) {
 		return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q of %q: got %d bytes, digest %s; want %d, %s", name, id, s.length, s.digest, a.Length, a.Digest)
 	}
+	return db.finishFill(ctx, a, in, s)
+}
+
+// finishFill makes checked bytes, staged as s, the content of a (a stub
+// the store lacks), for every revision naming its digest, and drops a
+// partial download of it (partial.go).
+func (db *DB) finishFill(ctx context.Context, a, in *couchdoc.Attachment, s *stagedContent) error {
 	return db.update(ctx, func(w *wtx) error {
 		var present bool
 		err := w.tx.QueryRowContext(ctx, "SELECT present FROM att_content WHERE digest = ?", a.Digest).Scan(&present)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil // the revision went away meanwhile (purge, compaction)
+			return w.deletePartial(a.Digest, partKey(a.Digest)) // the revision went away meanwhile (purge, compaction)
 		}
-		if err != nil || present {
+		if err != nil {
 			return err
 		}
-		if err := w.reannounce(a.Digest); err != nil {
-			return err
+		if !present {
+			if err := w.fill(a, in, s); err != nil {
+				return err
+			}
 		}
-		if _, _, err := w.useStaged(in, s, a.Length, false); err != nil {
-			return err
-		}
-		if s.digest == a.Digest {
-			return nil
-		}
-		// Gzip-stated digest: the attachments move to our digest.
-		if _, err := w.tx.ExecContext(ctx, "UPDATE rev_atts SET digest = ?, missing = 0, encoding = '' WHERE digest = ?", s.digest, a.Digest); err != nil {
-			return err
-		}
-		_, err = w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest = ? AND present = 0", a.Digest)
-		return err
+		return w.deletePartial(a.Digest, partKey(a.Digest))
 	})
+}
+
+// fill is finishFill's work on content still absent.
+func (w *wtx) fill(a, in *couchdoc.Attachment, s *stagedContent) error {
+	if err := w.reannounce(a.Digest); err != nil {
+		return err
+	}
+	if _, _, err := w.useStaged(in, s, a.Length, false); err != nil {
+		return err
+	}
+	if s.digest == a.Digest {
+		return nil
+	}
+	// Gzip-stated digest: the attachments move to our digest.
+	if _, err := w.tx.ExecContext(w.ctx, "UPDATE rev_atts SET digest = ?, missing = 0, encoding = '' WHERE digest = ?", s.digest, a.Digest); err != nil {
+		return err
+	}
+	_, err := w.tx.ExecContext(w.ctx, "DELETE FROM att_content WHERE digest = ? AND present = 0", a.Digest)
+	return err
 }
 
 // reannounce gives the documents with a revision lacking content digest

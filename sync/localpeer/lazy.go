@@ -57,11 +57,14 @@ func FetchAttachment(ctx context.Context, remote sync.Peer, db *localdb.DB, id, 
 // of the winning revision, or, when remote lacks it (a local edit since),
 // of its ancestors back to the attachment's revpos. A cut transfer is
 // resumed (HTTP Range; else re-read from the start, what was read being
-// skipped). Bytes without the attachment's length or md5 digest are
+// skipped). When it still fails (retries spent, ctx cancelled, the
+// process killed), the bytes stored so far stay in db
+// (localdb.DownloadAttachment): the next call, in this process or after
+// the store is reopened, asks remote for the rest only. Bytes without the attachment's length or md5 digest are
 // refused with couchdoc.ErrDigestMismatch and nothing is stored (the
 // digest CouchDB states for a gzip-stored attachment is over the gzip
-// bytes, not seen here: only the length is checked then). Bytes already
-// here make it a no-op.
+// bytes, not seen here: only the length is checked then), and the bytes
+// kept are discarded. Bytes already here make it a no-op.
 func FetchAttachmentWith(ctx context.Context, remote sync.Peer, db *localdb.DB, id, name string, opts FetchOptions) error {
 	g, ok := remote.(sync.AttachmentGetter)
 	if !ok {
@@ -97,13 +100,13 @@ func FetchAttachmentWith(ctx context.Context, remote sync.Peer, db *localdb.DB, 
 		revs = []string{doc.Rev}
 	}
 	for i, rev := range revs {
-		rc := sync.AttachmentReader(ctx, g, id, rev, a, opts.Retries)
-		var body io.Reader = rc
-		if opts.OnProgress != nil {
-			body = &progressReader{r: rc, total: a.Length, fn: opts.OnProgress}
-		}
-		err = db.FillAttachment(ctx, id, name, body)
-		rc.Close()
+		err = db.DownloadAttachment(ctx, id, name, func(ctx context.Context, offset int64) (io.ReadCloser, error) {
+			rc := sync.AttachmentReaderFrom(ctx, g, id, rev, a, opts.Retries, offset)
+			if opts.OnProgress == nil {
+				return rc, nil
+			}
+			return &progressReader{r: rc, c: rc, done: offset, total: a.Length, fn: opts.OnProgress}, nil
+		})
 		if err == nil || !errors.Is(err, couchdoc.ErrNotFound) || i == len(revs)-1 {
 			return err
 		}
@@ -113,10 +116,13 @@ func FetchAttachmentWith(ctx context.Context, remote sync.Peer, db *localdb.DB, 
 
 type progressReader struct {
 	r     io.Reader
+	c     io.Closer
 	done  int64
 	total int64
 	fn    func(done, total int64)
 }
+
+func (p *progressReader) Close() error { return p.c.Close() }
 
 func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
