@@ -116,6 +116,9 @@ func TestDownloadKeptAcrossReopen(t *testing.T) {
 	if n, err := db.PartialDownload(bg, "p", "photo.jpg"); err != nil || n != 2*chunk {
 		t.Fatalf("after reopening: kept %d bytes (%v), want %d", n, err, 2*chunk)
 	}
+	if st, err := db.Stats(bg); err != nil || st.PartialDownloads != 1 || st.PartialBytes != 2*chunk || st.NotDownloaded != 1 {
+		t.Fatalf("stats with a kept download: %+v %v", st, err)
+	}
 	// Compact keeps a download of content still lacking.
 	if err := db.Compact(bg); err != nil {
 		t.Fatal(err)
@@ -133,6 +136,9 @@ func TestDownloadKeptAcrossReopen(t *testing.T) {
 	}
 	if n := partials(t, path); n != 0 {
 		t.Errorf("%d kept downloads left after the download finished", n)
+	}
+	if st, err := db.Stats(bg); err != nil || st.PartialDownloads != 0 || st.PartialBytes != 0 || st.NotDownloaded != 0 {
+		t.Fatalf("stats after the download: %+v %v", st, err)
 	}
 	checkInv(t, db)
 	// Done: another download is a no-op.

@@ -37,6 +37,11 @@ type Stats struct {
 	// metadata only (lazy attachments, evicted bodies), NotDownloadedBytes
 	// their length: what fetching them all would add.
 	NotDownloaded, NotDownloadedBytes int64
+	// PartialDownloads counts the interrupted downloads the store keeps to
+	// resume (DownloadAttachment), PartialBytes the bytes they hold
+	// (already in AttachmentBytes' pages): what a resumed fetch need not
+	// download again.
+	PartialDownloads, PartialBytes int64
 }
 
 // Sizes returns the file, active and external sizes: page counts and a
@@ -126,8 +131,10 @@ func (st *Stats) counts(ctx context.Context, tx *sql.Tx) error {
 		(SELECT COALESCE(SUM(conflicted), 0) FROM docs),
 		(SELECT COALESCE(SUM(present), 0) FROM att_content),
 		(SELECT COUNT(*) FROM att_content WHERE present = 0),
-		(SELECT COALESCE(SUM(length), 0) FROM att_content WHERE present = 0)`).Scan(&st.Docs, &st.Tombstones, &st.Conflicts, &st.Attachments,
-		&st.NotDownloaded, &st.NotDownloadedBytes)
+		(SELECT COALESCE(SUM(length), 0) FROM att_content WHERE present = 0),
+		(SELECT COUNT(*) FROM att_partial),
+		(SELECT COALESCE(SUM(length), 0) FROM att_partial)`).Scan(&st.Docs, &st.Tombstones, &st.Conflicts, &st.Attachments,
+		&st.NotDownloaded, &st.NotDownloadedBytes, &st.PartialDownloads, &st.PartialBytes)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,7 @@ func (d *Database) Stats() (statsJSON string, err error) {
 		"docs": st.Docs, "tombstones": st.Tombstones, "revisions": st.Revisions,
 		"leaves": st.Leaves, "conflicts": st.Conflicts, "attachments": st.Attachments,
 		"attachments_not_downloaded": st.NotDownloaded, "attachment_bytes_not_downloaded": st.NotDownloadedBytes,
+		"partial_downloads": st.PartialDownloads, "partial_download_bytes": st.PartialBytes,
 	})
 }
 

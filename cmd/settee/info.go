@@ -56,6 +56,9 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		// Attachment bodies known by their metadata only (lazy pulls).
 		NotDownloaded      int64 `json:"attachments_not_downloaded"`
 		NotDownloadedBytes int64 `json:"attachment_bytes_not_downloaded"`
+		// Interrupted downloads kept to resume, and the bytes they hold.
+		PartialDownloads int64 `json:"partial_downloads"`
+		PartialBytes     int64 `json:"partial_download_bytes"`
 	}
 	return writeJSON(stdout, struct {
 		Path        string        `json:"path"`
@@ -70,5 +73,6 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 		Counts      countsOut     `json:"counts"`
 	}{db.Path(), db.UUID(), info.DocCount, info.DocDelCount, info.UpdateSeq, info.PurgeSeq, db.RevsLimit(), st.Sizes,
 		bytesOut{st.BodyBytes, st.RevMetaBytes, st.AttachmentBytes, st.IndexBytes, st.FreeBytes, st.OtherBytes},
-		countsOut{st.Docs, st.Tombstones, st.Revisions, st.Leaves, st.Conflicts, st.Attachments, st.NotDownloaded, st.NotDownloadedBytes}})
+		countsOut{st.Docs, st.Tombstones, st.Revisions, st.Leaves, st.Conflicts, st.Attachments, st.NotDownloaded, st.NotDownloadedBytes,
+			st.PartialDownloads, st.PartialBytes}})
 }
