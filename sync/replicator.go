@@ -186,7 +186,7 @@ func (r *Replicator) Status() Status {
 	for _, rep := range r.reps {
 		d := rep.status()
 		st.Directions = append(st.Directions, d)
-		st.Stats.add(d.Stats)
+		st.Stats.Add(d.Stats)
 		if d.Pending < 0 || st.Pending < 0 {
 			st.Pending = -1
 		} else {

@@ -258,7 +258,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		// Say so at this first failure, not after the replicator's own
 		// retries of its first step.
 		for _, d := range directions(dir) {
-			prog.OnEvent(sync.Event{Kind: sync.EventState, Replication: d, State: sync.StateOffline, Err: offline})
+			prog.OnEvent(sync.Event{Kind: sync.EventState, Status: sync.Status{Replication: d, State: sync.StateOffline}, Err: offline})
 		}
 	}
 	var results []dirResult
