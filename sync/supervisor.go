@@ -1,0 +1,409 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	gosync "sync"
+	"time"
+)
+
+// Direction says which way a Supervisor replicates.
+type Direction string
+
+// Directions of a Supervisor.
+const (
+	// Push replicates the local peer to the remote.
+	Push Direction = "push"
+	// Pull replicates the remote peer to the local.
+	Pull Direction = "pull"
+	// Both runs a push and a pull together, as Sync does.
+	Both Direction = "both"
+)
+
+// SupervisorConfig describes the replication a Supervisor keeps running.
+type SupervisorConfig struct {
+	// Local and Remote are the two peers, both required.
+	Local, Remote Peer
+	// Direction is Push, Pull or Both ("" means Both).
+	Direction Direction
+	// Options configure each session. Source and Target are ignored (they
+	// follow from Local, Remote and Direction; Both applies Sync's rules).
+	// OnEvent receives the supervisor's events, as Supervisor says.
+	Options Options
+	// CaughtUp, when set, is called on the supervisor's goroutine each time
+	// the pull (of Pull or Both) has caught up: when a one-shot session
+	// completed, before its final state is reported, and each time a
+	// continuous pull goes idle. It runs while the session goes on (a
+	// continuous one) and may write to the local peer: the mobile layer
+	// resolves conflicts there. ctx is the one given to Start.
+	CaughtUp func(ctx context.Context)
+}
+
+// Supervisor keeps a replication between a local and a remote peer going
+// as its owner asks, across sessions: Start, Stop and SetOnline (the
+// device's network). A session is a Replicator (New, or NewSync for
+// Both): a continuous one survives transient failures by itself (state
+// StateOffline, then a new session from the checkpoint after a backoff of
+// Options.RetryDelay doubling up to MaxRetryDelay); a permanent failure ends
+// it in StateError, and the supervisor waits to be started again. Offline
+// (SetOnline(false)) the session is stopped, its checkpoint recorded, and
+// a new one starts from that checkpoint when back online. Stats add up
+// over the supervisor's sessions.
+//
+// Events: Options.OnEvent is called from a goroutine the supervisor owns,
+// one event at a time and never while it holds a lock, so it may block
+// and may call Start, Stop, SetOnline and Status (not Wait). Each event
+// carries its direction's Status with the supervisor's totals. State
+// changes and document failures are delivered in order (doc failures
+// beyond a thousand waiting ones are dropped; Stats counts them); progress
+// is coalesced: a slow OnEvent sees the latest progress of a direction,
+// not every step, and never the same progress twice in a row. A session's
+// end is reported once, by the supervisor: StateStopped (finished,
+// stopped), StateOffline (SetOnline(false)) or StateError (with Err).
+//
+// Its methods are safe for concurrent use.
+type Supervisor struct {
+	cfg SupervisorConfig
+
+	mu       gosync.Mutex
+	idle     *gosync.Cond // broadcast when the loop or the dispatcher exits
+	want     bool         // started, and not stopped, finished or failed
+	online   bool
+	looping  bool          // the loop goroutine is alive
+	loopDone chan struct{} // closed when it exits
+	wake     chan struct{} // nudges the loop
+	sess     *Replicator   // the running session
+	state    State         // the state while no session runs
+	final    Status        // the last session's status, its Stats in base
+	base     map[string]Stats
+	err      error // why the last session failed
+	results  []*Result
+	caughtUp bool // the pull went idle: call CaughtUp
+
+	dispatching bool // the dispatcher goroutine is alive
+	qWake       chan struct{}
+	queue       []Event
+	lastSent    map[string]Status // per direction
+}
+
+// ErrNoDirection is returned for a Direction other than Push, Pull, Both.
+var ErrNoDirection = errors.New("sync: direction must be push, pull or both")
+
+// maxQueuedEvents bounds the events waiting for a slow OnEvent.
+const maxQueuedEvents = 1000
+
+// NewSupervisor returns a stopped supervisor. It does no I/O: it checks
+// cfg as New and NewSync do (ErrNoPeer, ErrNoDirection, lazy attachment
+// rules) and keeps a copy.
+func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
+	if cfg.Direction == "" {
+		cfg.Direction = Both
+	}
+	s := &Supervisor{cfg: cfg, online: true, state: StateStopped, base: map[string]Stats{},
+		wake: make(chan struct{}, 1), qWake: make(chan struct{}, 1), lastSent: map[string]Status{}}
+	s.idle = gosync.NewCond(&s.mu)
+	if _, err := s.newSession(false); err != nil {
+		return nil, err
+	}
+	s.final = Status{Replication: s.name(), State: StateStopped, Pending: -1}
+	return s, nil
+}
+
+// name is the supervisor's Status.Replication.
+func (s *Supervisor) name() string {
+	if s.cfg.Direction == Both {
+		return "sync"
+	}
+	return string(s.cfg.Direction)
+}
+
+// newSession returns a session, not started; with events, they go to the
+// supervisor.
+func (s *Supervisor) newSession(events bool) (*Replicator, error) {
+	o := s.cfg.Options
+	o.OnEvent = nil
+	if events {
+		o.OnEvent = s.onSessionEvent
+	}
+	switch s.cfg.Direction {
+	case Push:
+		o.Source, o.Target = s.cfg.Local, s.cfg.Remote
+		return newNamed(o, "push")
+	case Pull:
+		o.Source, o.Target = s.cfg.Remote, s.cfg.Local
+		return newNamed(o, "pull")
+	case Both:
+		return NewSync(s.cfg.Local, s.cfg.Remote, o)
+	}
+	return nil, ErrNoDirection
+}
+
+// Start starts replicating in the background and returns at once. ctx
+// bounds the supervisor's life: once it is done, the session stops (with
+// its checkpoint) and the supervisor ends as by Stop. Starting a started
+// supervisor is a no-op; a finished, stopped or failed one starts again
+// from its checkpoints.
+func (s *Supervisor) Start(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.want {
+		return nil
+	}
+	s.want, s.err, s.state = true, nil, StateStarting
+	if !s.looping {
+		s.looping, s.loopDone = true, make(chan struct{})
+		go s.loop(ctx, s.loopDone)
+	}
+	s.nudgeLocked()
+	return nil
+}
+
+// Stop stops the session, if any, and returns once its checkpoint is
+// recorded and the supervisor is stopped: with the error that ended the
+// last session, nil when it was running fine. Events already queued may
+// still be delivered after it returns (Wait waits for them). Stopping a
+// stopped supervisor is a no-op.
+func (s *Supervisor) Stop() error {
+	s.mu.Lock()
+	s.want = false
+	done, looping := s.loopDone, s.looping
+	s.nudgeLocked()
+	s.mu.Unlock()
+	if looping {
+		<-done
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Wait blocks until the supervisor has ended (stopped, finished one-shot,
+// failed, or its context done) and every queued event was delivered, and
+// returns the error that ended the last session (nil when it completed or
+// was stopped). A supervisor that waits offline does not end by itself.
+// Do not call it from OnEvent.
+func (s *Supervisor) Wait() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.looping || s.dispatching {
+		s.idle.Wait()
+	}
+	return s.err
+}
+
+// SetOnline tells the supervisor whether the network is there (it starts
+// online). Offline, a running session is stopped and the state is
+// StateOffline instead of a session retrying in vain; back online, a new
+// session resumes from the checkpoint.
+func (s *Supervisor) SetOnline(online bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.online == online {
+		return
+	}
+	s.online = online
+	s.nudgeLocked()
+}
+
+// Results returns the results of the last session that ended (push then
+// pull for Both), nil before one ended.
+func (s *Supervisor) Results() []*Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Result(nil), s.results...)
+}
+
+// PendingDocIDs is Replicator.PendingDocIDs for the running session, or,
+// when none runs, for a session that is not started (so it answers
+// offline from the local checkpoint for Push and Both).
+func (s *Supervisor) PendingDocIDs(ctx context.Context) ([]string, error) {
+	r, err := s.handle()
+	if err != nil {
+		return nil, err
+	}
+	return r.PendingDocIDs(ctx)
+}
+
+// IsDocumentPending reports whether PendingDocIDs would list id, reading
+// only that document's change.
+func (s *Supervisor) IsDocumentPending(ctx context.Context, id string) (bool, error) {
+	r, err := s.handle()
+	if err != nil {
+		return false, err
+	}
+	return r.IsDocumentPending(ctx, id)
+}
+
+func (s *Supervisor) handle() (*Replicator, error) {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil {
+		return sess, nil
+	}
+	return s.newSession(false)
+}
+
+// nudgeLocked wakes the loop.
+func (s *Supervisor) nudgeLocked() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop starts and stops sessions until the supervisor is stopped, done
+// or failed, or ctx is done.
+func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
+	defer func() {
+		s.mu.Lock()
+		s.looping = false
+		close(done)
+		s.idle.Broadcast()
+		s.wakeDispatcherLocked() // it exits once the queue is empty
+		s.mu.Unlock()
+	}()
+	for {
+		s.mu.Lock()
+		if ctx.Err() != nil {
+			s.want = false
+		}
+		want, online, sess := s.want, s.online, s.sess
+		if !want && sess == nil {
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+		switch {
+		case sess != nil && (!want || !online):
+			s.endSession(ctx, sess, sess.Stop(), true)
+			continue
+		case sess == nil && online:
+			s.startSession(ctx)
+			continue
+		}
+		var sessDone <-chan struct{}
+		if sess != nil {
+			sessDone = sess.Done()
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+		case <-sessDone:
+			s.endSession(ctx, sess, sess.Wait(), false)
+		}
+		s.mu.Lock()
+		caughtUp := s.caughtUp && s.sess != nil && s.cfg.CaughtUp != nil
+		s.caughtUp = false
+		s.mu.Unlock()
+		if caughtUp {
+			s.cfg.CaughtUp(ctx)
+		}
+	}
+}
+
+// startSession starts a session; a failure to start is a permanent error.
+func (s *Supervisor) startSession(ctx context.Context) {
+	sess, err := s.newSession(true)
+	if err == nil {
+		err = sess.Start(ctx)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		s.sess = sess
+		return
+	}
+	s.want, s.err, s.state = false, err, StateError
+	now := time.Now()
+	for _, d := range s.directions() {
+		st := Status{Replication: d, State: StateError, Stats: s.base[d], Pending: -1, LastError: err, Updated: now}
+		s.queueLocked(Event{Kind: EventState, Status: st, Err: err, Time: now})
+	}
+}
+
+// directions names the directions, as their events do.
+func (s *Supervisor) directions() []string {
+	if s.cfg.Direction == Both {
+		return []string{"push", "pull"}
+	}
+	return []string{string(s.cfg.Direction)}
+}
+
+// endSession records the end of a session, stopped by the loop (Stop,
+// offline, ctx done) or ended by itself (one-shot done, or failed), and
+// reports the supervisor's state for each direction.
+func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error, stoppedByUs bool) {
+	if err == nil && !stoppedByUs && ctx.Err() == nil && s.cfg.Direction != Push && s.cfg.CaughtUp != nil {
+		s.cfg.CaughtUp(ctx) // a one-shot pull completed
+	}
+	st := sess.Status()
+	results := sess.Results()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sess, s.results = nil, results
+	switch {
+	case err != nil:
+		s.want, s.err, s.state = false, err, StateError
+	case stoppedByUs && s.want:
+		s.state = StateOffline // SetOnline(false)
+	default:
+		s.want, s.state = false, StateStopped
+	}
+	now := time.Now()
+	dirs := st.Directions
+	if len(dirs) == 0 {
+		dirs = []Status{st}
+	}
+	final := st
+	final.Directions = nil
+	final.Stats, final.Updated, final.LastError = Stats{}, now, s.err
+	for _, d := range dirs {
+		b := s.base[d.Replication]
+		b.Add(d.Stats)
+		s.base[d.Replication] = b
+		ev := Event{Kind: EventState, Status: d, Time: now}
+		ev.Updated = now
+		switch {
+		case d.State == StateError:
+			ev.Err = d.LastError
+		case s.state == StateOffline:
+			ev.State = StateOffline
+		default:
+			ev.State = StateStopped
+		}
+		if errors.Is(ev.LastError, context.Canceled) {
+			ev.LastError = nil // stopped, not failed
+		}
+		d = ev.Status
+		d.Stats = Stats{}
+		if len(st.Directions) > 0 {
+			final.Directions = append(final.Directions, d)
+		} else {
+			final = d
+			final.LastError = s.err
+		}
+		ev.Stats = b
+		s.queueLocked(ev)
+	}
+	s.final = final
+}
+
+// onSessionEvent receives the session's events, from its goroutines.
+func (s *Supervisor) onSessionEvent(ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ev.Kind == EventState && ev.State == StateIdle && ev.Replication == "pull" && s.cfg.CaughtUp != nil {
+		s.caughtUp = true
+		s.nudgeLocked()
+	}
+	if ev.Kind == EventState && (ev.State == StateStopped || ev.State == StateError) {
+		return // the session ended: endSession reports it
+	}
+	b := s.base[ev.Replication]
+	ev.Stats.Add(b)
+	s.queueLocked(ev)
+}
