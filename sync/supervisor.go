@@ -78,7 +78,8 @@ type Supervisor struct {
 	base     map[string]Stats
 	err      error // why the last session failed
 	results  []*Result
-	caughtUp bool // the pull went idle: call CaughtUp
+	caughtUp bool            // the pull went idle: call CaughtUp
+	offline  map[string]bool // directions offline until they recover
 
 	dispatching bool // the dispatcher goroutine is alive
 	qWake       chan struct{}
@@ -99,7 +100,7 @@ func NewSupervisor(cfg SupervisorConfig) (*Supervisor, error) {
 	if cfg.Direction == "" {
 		cfg.Direction = Both
 	}
-	s := &Supervisor{cfg: cfg, online: true, state: StateStopped, base: map[string]Stats{},
+	s := &Supervisor{cfg: cfg, online: true, state: StateStopped, base: map[string]Stats{}, offline: map[string]bool{},
 		wake: make(chan struct{}, 1), qWake: make(chan struct{}, 1), lastSent: map[string]Status{}}
 	s.idle = gosync.NewCond(&s.mu)
 	if _, err := s.newSession(false); err != nil {
@@ -345,6 +346,7 @@ func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.sess, s.results = nil, results
+	clear(s.offline)
 	switch {
 	case err != nil:
 		s.want, s.err, s.state = false, err, StateError
@@ -400,8 +402,22 @@ func (s *Supervisor) onSessionEvent(ev Event) {
 		s.caughtUp = true
 		s.nudgeLocked()
 	}
-	if ev.Kind == EventState && (ev.State == StateStopped || ev.State == StateError) {
-		return // the session ended: endSession reports it
+	if ev.Kind == EventState {
+		switch ev.State {
+		case StateStopped, StateError:
+			return // the session ended: endSession reports it
+		case StateOffline:
+			s.offline[ev.Replication] = true
+		case StateStarting:
+			if s.offline[ev.Replication] {
+				return // another attempt while offline, not a recovery
+			}
+		default:
+			s.offline[ev.Replication] = false
+		}
+	}
+	if s.offline[ev.Replication] {
+		ev.State = StateOffline
 	}
 	b := s.base[ev.Replication]
 	ev.Stats.Add(b)

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 )
 
@@ -14,6 +15,7 @@ func (s *Supervisor) Status() Status {
 	s.mu.Lock()
 	sess, st, state := s.sess, s.final, s.state
 	offline := s.want && !s.online
+	retrying := maps.Clone(s.offline)
 	serr := s.err
 	base := make(map[string]Stats, len(s.base))
 	for k, v := range s.base {
@@ -25,6 +27,7 @@ func (s *Supervisor) Status() Status {
 		if st.State == StateStopped {
 			st.State = StateActive // ended: the loop is finishing it
 		}
+		st = markRetrying(st, retrying)
 	} else {
 		st.State = state
 		st.Directions = slices.Clone(st.Directions)
@@ -45,6 +48,28 @@ func (s *Supervisor) Status() Status {
 	}
 	if serr != nil {
 		st.LastError = serr
+	}
+	return st
+}
+
+// markRetrying shows as offline the directions that went offline and are
+// trying again (StateStarting), and a sync with one of them.
+func markRetrying(st Status, retrying map[string]bool) Status {
+	if len(st.Directions) == 0 {
+		if retrying[st.Replication] && st.State == StateStarting {
+			st.State = StateOffline
+		}
+		return st
+	}
+	st.Directions = slices.Clone(st.Directions)
+	for i := range st.Directions {
+		d := &st.Directions[i]
+		if retrying[d.Replication] && d.State == StateStarting {
+			d.State = StateOffline
+		}
+		if d.State == StateOffline && st.State != StateError {
+			st.State = StateOffline
+		}
 	}
 	return st
 }
