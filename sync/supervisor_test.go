@@ -67,18 +67,7 @@ func (h *hub) down() {
 // up restarts the hub on its address.
 func (h *hub) up() {
 	h.t.Helper()
-	var ln net.Listener
-	var err error
-	for range 100 { // the port may take a moment to be free again
-		if ln, err = net.Listen("tcp", h.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		h.t.Fatalf("hub up: %v", err)
-	}
-	h.serve(ln)
+	h.serve(synctest.Relisten(h.t, h.addr))
 }
 
 // putRemote writes n documents "<prefix>N" to a remote database.
