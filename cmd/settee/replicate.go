@@ -193,7 +193,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	f.registerOn(fs)
 	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	opts, err := f.options()
 	if err != nil {
