@@ -14,6 +14,7 @@ import (
 func (s *Supervisor) Status() Status {
 	s.mu.Lock()
 	sess, st, state := s.sess, s.final, s.state
+	st.Directions = slices.Clone(st.Directions)
 	offline := s.want && !s.online
 	retrying := maps.Clone(s.offline)
 	serr := s.err
@@ -30,7 +31,6 @@ func (s *Supervisor) Status() Status {
 		st = markRetrying(st, retrying)
 	} else {
 		st.State = state
-		st.Directions = slices.Clone(st.Directions)
 	}
 	if len(st.Directions) == 0 {
 		st.Stats.Add(base[st.Replication])

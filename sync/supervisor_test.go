@@ -243,6 +243,25 @@ func TestSupervisorSetOnline(t *testing.T) {
 	if st := sup.Status(); st.Stats.DocsWritten != 17 || st.Directions[1].Stats.DocsWritten != 14 || st.State != sync.StateStopped {
 		t.Fatalf("after Stop: %+v", st)
 	}
+
+	// Stopped while it waits offline, it says stopped.
+	if err := sup.Start(synctest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	at = len(log.all())
+	sup.SetOnline(false)
+	log.waitState(t, at, sync.StateOffline)
+	if err := sup.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	evs := log.all()
+	if st := sup.Status(); st.State != sync.StateStopped || st.Directions[0].State != sync.StateStopped || evs[len(evs)-1].State != sync.StateStopped {
+		t.Fatalf("stopped while offline: status %+v, last event %+v", st, evs[len(evs)-1])
+	}
+	sup.SetOnline(true)
 }
 
 // Stop returns without waiting for the continuous feed's heartbeat or for
