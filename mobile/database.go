@@ -71,9 +71,12 @@ func (d *Database) Close() (err error) {
 	}
 	d.mu.Unlock()
 	for _, r := range reps {
-		r.stop()
+		_ = r.sup.Stop()
 	}
 	d.cancel()
+	for _, r := range reps {
+		_ = r.sup.Wait() // its last events are delivered
+	}
 	d.wg.Wait()
 	return d.db.Close()
 }

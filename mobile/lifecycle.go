@@ -101,10 +101,7 @@ func (d *Database) replicating() bool {
 	}
 	d.mu.Unlock()
 	for _, r := range reps {
-		r.mu.Lock()
-		running := r.running
-		r.mu.Unlock()
-		if running {
+		if r.running() {
 			return true
 		}
 	}

@@ -13,11 +13,10 @@ import (
 // offline. A pull-only replicator has nothing to push: bad_request.
 func (r *Replicator) PendingDocumentIDs() (ids string, err error) {
 	defer recoverTo(&err)
-	p, err := r.pendingHandle()
-	if err != nil {
+	if err := r.checkPending(); err != nil {
 		return "", err
 	}
-	list, err := p.PendingDocIDs(r.db.ctx)
+	list, err := r.sup.PendingDocIDs(r.db.ctx)
 	if err != nil {
 		return "", err
 	}
@@ -32,34 +31,18 @@ func (r *Replicator) PendingDocumentIDs() (ids string, err error) {
 // reading that document's change only.
 func (r *Replicator) IsDocumentPending(docID string) (pending bool, err error) {
 	defer recoverTo(&err)
-	p, err := r.pendingHandle()
-	if err != nil {
+	if err := r.checkPending(); err != nil {
 		return false, err
 	}
-	return p.IsDocumentPending(r.db.ctx, docID)
+	return r.sup.IsDocumentPending(r.db.ctx, docID)
 }
 
-// pendingHandle returns the running session, or a push handle with the
-// session's replication id that is never started.
-func (r *Replicator) pendingHandle() (*sync.Replicator, error) {
+// checkPending refuses the pending questions a replicator cannot answer.
+func (r *Replicator) checkPending() error {
 	if r.cfg.Direction == "pull" {
-		return nil, badRequest("a pull-only replicator pushes nothing")
+		return badRequest("a pull-only replicator pushes nothing")
 	}
-	if err := r.db.check(); err != nil {
-		return nil, err
-	}
-	r.mu.Lock()
-	sess := r.sess
-	r.mu.Unlock()
-	if sess != nil {
-		return sess, nil
-	}
-	o := r.opts
-	o.Source, o.Target, o.OnEvent = r.local, r.remote, nil
-	if r.cfg.Direction == "both" {
-		o.Filter, o.QueryParams, o.Since = "", nil, nil // as sync.NewSync's push
-	}
-	return sync.New(o)
+	return r.db.check()
 }
 
 // directionPending returns the push and pull pending counts of a

@@ -151,16 +151,16 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 	if err := db.check(); err != nil {
 		return nil, err
 	}
-	r = &Replicator{
-		db: db, cfg: cfg, opts: opts, remote: remote,
-		local:  localpeer.New(db.db),
-		online: true, state: string(sync.StateStopped), ended: [3]int64{-1, -1, -1},
-		wake: make(chan struct{}, 1),
-	}
-	r.opts.OnEvent = r.onEvent
+	r = &Replicator{db: db, cfg: cfg, remote: remote}
 	// A push fetches a body a lazy pull left behind from the remote when
 	// the remote does not show it has it.
-	r.opts.FetchMissing = localpeer.FetchFrom(remote, db.db)
+	opts.FetchMissing = localpeer.FetchFrom(remote, db.db)
+	opts.OnEvent = r.onEvent
+	r.sup, err = sync.NewSupervisor(sync.SupervisorConfig{Local: localpeer.New(db.db), Remote: remote,
+		Direction: sync.Direction(cfg.Direction), Options: opts, CaughtUp: r.resolveConflicts})
+	if err != nil {
+		return nil, badRequest("%v", err)
+	}
 	return r, nil
 }
 

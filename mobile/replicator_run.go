@@ -1,55 +1,31 @@
 package mobile
 
 import (
+	"context"
 	gosync "sync"
-	"time"
 
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
-	"github.com/settee/settee/sync/localpeer"
 )
 
 // Replicator replicates between a Database and a remote CouchDB database.
 // Its methods are safe to call from any thread.
 //
-// Two goroutines run while it is started: a supervisor that starts and
-// stops replication sessions (package sync) as Start, Stop and
-// SetNetworkAvailable ask, and a dispatcher that calls the app's
-// ReplicatorListener, so that a listener may call Stop without deadlock.
+// It is a sync.Supervisor (sessions, offline and back, checkpoints,
+// coalesced events) seen through bindable types: the supervisor's event
+// goroutine calls the app's ReplicatorListener, so that a listener may
+// call Stop without deadlock, and its loop calls the ConflictResolver.
 type Replicator struct {
 	db     *Database
 	cfg    ReplicatorConfig
-	opts   sync.Options
 	remote *couch.DB
-	local  *localpeer.Peer
+	sup    *sync.Supervisor
 
-	mu          gosync.Mutex
-	listener    ReplicatorListener
-	resolver    ConflictResolver
-	want        bool // started and not stopped or finished
-	online      bool
-	sess        *sync.Replicator
-	base        sync.Stats // counters of the sessions that ended
-	state       string     // the state while no session runs
-	lastErr     string
-	lastSeq     string
-	ended       [3]int64 // pending, push and pull pending when the last session ended
-	updated     time.Time
-	running     bool          // the supervisor is alive
-	supDone     chan struct{} // closed when the supervisor exits
-	wake        chan struct{} // nudges the supervisor
-	resolveReq  bool          // a pull caught up: resolve conflicts
-	dispatching bool          // the dispatcher is alive
-	qWake       chan struct{}
-	qStatus     bool
-	qErrs       []docError
+	mu       gosync.Mutex
+	listener ReplicatorListener
+	resolver ConflictResolver
+	last     ReplicatorStatus // the last status sent: repeats are not sent
 }
-
-type docError struct{ id, rev, msg string }
-
-// maxQueuedDocErrors bounds the document errors waiting for a slow
-// listener; more are only logged.
-const maxQueuedDocErrors = 1000
 
 // SetListener sets (or, with nil, removes) the listener of status changes
 // and document errors.
@@ -80,27 +56,8 @@ func (r *Replicator) Start() (err error) {
 	if r.db.closed {
 		return errClosed
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.want {
-		return nil
-	}
-	r.want, r.lastErr = true, ""
-	r.setStateLocked(string(sync.StateStarting))
-	if !r.running {
-		r.db.replicators[r] = struct{}{} // Close stops it
-		r.running, r.supDone = true, make(chan struct{})
-		r.db.wg.Add(1)
-		go r.supervise(r.supDone)
-	}
-	if !r.dispatching {
-		r.dispatching, r.qWake = true, make(chan struct{}, 1)
-		r.db.wg.Add(1)
-		go r.dispatch(r.qWake)
-	}
-	r.nudge()
-	r.queueStatusLocked()
-	return nil
+	r.db.replicators[r] = struct{}{} // Close stops it
+	return r.sup.Start(r.db.ctx)
 }
 
 // Stop stops the replicator and returns once it has recorded its
@@ -108,20 +65,8 @@ func (r *Replicator) Start() (err error) {
 // from a ReplicatorListener, not from a ConflictResolver.
 func (r *Replicator) Stop() (err error) {
 	defer recoverTo(&err)
-	r.stop()
+	_ = r.sup.Stop() // why it failed, if it did, is in Status().LastError
 	return nil
-}
-
-func (r *Replicator) stop() {
-	r.mu.Lock()
-	r.want = false
-	done := r.supDone
-	running := r.running
-	r.nudge()
-	r.mu.Unlock()
-	if running {
-		<-done
-	}
 }
 
 // SetNetworkAvailable tells the replicator whether the device is online.
@@ -129,51 +74,21 @@ func (r *Replicator) stop() {
 // of retrying in vain; back online, it resumes from its checkpoint.
 func (r *Replicator) SetNetworkAvailable(available bool) {
 	defer recoverLog("SetNetworkAvailable")
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.online == available {
-		return
-	}
-	r.online = available
 	logf(LevelInfo, "replicator %s: network available: %v", r.remote, available)
-	r.nudge()
-	r.queueStatusLocked()
+	r.sup.SetOnline(available)
 }
 
 // Status returns a snapshot of the replicator.
 func (r *Replicator) Status() *ReplicatorStatus {
 	defer recoverLog("Status")
-	r.mu.Lock()
-	sess := r.sess
-	s := &ReplicatorStatus{State: r.state, LastError: r.lastErr, LastSeq: r.lastSeq, Pending: r.ended[0], PushPending: r.ended[1], PullPending: r.ended[2], UpdatedMillis: r.updated.UnixMilli()}
-	stats, updated := r.base, r.updated
-	if r.want && !r.online {
-		s.State = string(sync.StateOffline)
+	st := r.sup.Status()
+	s := &ReplicatorStatus{State: string(st.State), Pending: st.Pending, UpdatedMillis: st.Updated.UnixMilli(),
+		DocsRead: st.Stats.DocsRead, DocsWritten: st.Stats.DocsWritten, DocWriteFailures: st.Stats.DocWriteFailures,
+		MissingChecked: st.Stats.MissingChecked, MissingFound: st.Stats.MissingFound, LastSeq: sourceSeq(st)}
+	s.PushPending, s.PullPending = r.directionPending(st)
+	if st.LastError != nil {
+		s.LastError = st.LastError.Error()
 	}
-	r.mu.Unlock()
-	if sess != nil {
-		st := sess.Status()
-		s.State = string(st.State)
-		if st.State == sync.StateStopped {
-			// The session ended; the supervisor is finishing it (conflict
-			// resolution) and will report the final state.
-			s.State = string(sync.StateActive)
-		}
-		addStats(&stats, st.Stats)
-		s.Pending = st.Pending
-		s.PushPending, s.PullPending = r.directionPending(st)
-		if st.LastError != nil && s.LastError == "" {
-			s.LastError = st.LastError.Error()
-		}
-		if seq := sourceSeq(st); seq != "" {
-			s.LastSeq = seq
-		}
-		if st.Updated.After(updated) {
-			s.UpdatedMillis = st.Updated.UnixMilli()
-		}
-	}
-	s.DocsRead, s.DocsWritten, s.DocWriteFailures = stats.DocsRead, stats.DocsWritten, stats.DocWriteFailures
-	s.MissingChecked, s.MissingFound = stats.MissingChecked, stats.MissingFound
 	return s
 }
 
@@ -188,160 +103,10 @@ func sourceSeq(st sync.Status) string {
 	return string(st.CheckpointedSeq)
 }
 
-func addStats(s *sync.Stats, o sync.Stats) {
-	s.DocsRead += o.DocsRead
-	s.DocsWritten += o.DocsWritten
-	s.MissingChecked += o.MissingChecked
-	s.MissingFound += o.MissingFound
-	s.DocWriteFailures += o.DocWriteFailures
-}
-
-// nudge wakes the supervisor; r.mu is held.
-func (r *Replicator) nudge() {
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (r *Replicator) setStateLocked(state string) {
-	r.state, r.updated = state, time.Now()
-}
-
-// supervise runs sessions until the replicator is stopped or finished, or
-// the Database closes.
-func (r *Replicator) supervise(done chan struct{}) {
-	defer r.db.wg.Done()
-	defer close(done)
-	defer recoverLog("replicator supervisor")
-	for {
-		r.mu.Lock()
-		if r.db.ctx.Err() != nil {
-			r.want = false
-		}
-		want, online, sess := r.want, r.online, r.sess
-		if !want && sess == nil {
-			r.running = false
-			r.queueStatusLocked()
-			r.mu.Unlock()
-			r.unregister()
-			r.db.maybeAutoCompact()
-			return
-		}
-		r.mu.Unlock()
-		switch {
-		case sess != nil && (!want || !online):
-			err := sess.Stop()
-			r.endSession(sess, err, true)
-			continue
-		case sess == nil && online:
-			r.startSession()
-			continue
-		}
-		var sessDone <-chan struct{}
-		if sess != nil {
-			sessDone = sess.Done()
-		}
-		select {
-		case <-r.wake:
-		case <-r.db.ctx.Done():
-		case <-sessDone:
-			r.endSession(sess, sess.Wait(), false)
-		}
-		r.mu.Lock()
-		resolve := r.resolveReq && r.sess != nil
-		r.resolveReq = false
-		r.mu.Unlock()
-		if resolve {
-			r.resolveConflicts()
-		}
-	}
-}
-
-// unregister removes a replicator that stopped from its Database's set
-// (unless it was started again meanwhile).
-func (r *Replicator) unregister() {
-	r.db.mu.Lock()
-	defer r.db.mu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.running {
-		delete(r.db.replicators, r)
-	}
-}
-
-// startSession starts one replication session.
-func (r *Replicator) startSession() {
-	var (
-		s   *sync.Replicator
-		err error
-	)
-	switch r.cfg.Direction {
-	case "push":
-		o := r.opts
-		o.Source, o.Target = r.local, r.remote
-		s, err = sync.New(o)
-	case "pull":
-		o := r.opts
-		o.Source, o.Target = r.remote, r.local
-		s, err = sync.New(o)
-	default:
-		s, err = sync.NewSync(r.local, r.remote, r.opts)
-	}
-	if err == nil {
-		err = s.Start(r.db.ctx)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err != nil {
-		r.want, r.lastErr = false, err.Error()
-		r.setStateLocked(string(sync.StateError))
-		logf(LevelError, "replicator %s: %v", r.remote, err)
-	} else {
-		r.sess = s
-	}
-	r.queueStatusLocked()
-}
-
-// endSession records the end of a session: stopped by the supervisor
-// (Stop, offline, Close), or ended by itself (one-shot done, or failed).
-func (r *Replicator) endSession(sess *sync.Replicator, err error, stoppedByUs bool) {
-	st := sess.Status()
-	if err == nil && !stoppedByUs && r.pulls() {
-		r.mu.Lock()
-		res := r.resolver
-		r.mu.Unlock()
-		if res != nil {
-			r.resolveConflicts()
-		}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sess = nil
-	addStats(&r.base, st.Stats)
-	r.ended[0] = st.Pending
-	r.ended[1], r.ended[2] = r.directionPending(st)
-	if seq := sourceSeq(st); seq != "" {
-		r.lastSeq = seq
-	}
-	switch {
-	case err != nil:
-		r.want, r.lastErr = false, err.Error()
-		r.setStateLocked(string(sync.StateError))
-		logf(LevelError, "replicator %s: %v", r.remote, err)
-	case stoppedByUs && r.want:
-		r.setStateLocked(string(sync.StateOffline)) // SetNetworkAvailable(false)
-	default:
-		r.want = false
-		r.setStateLocked(string(sync.StateStopped))
-	}
-	r.queueStatusLocked()
-}
-
-func (r *Replicator) pulls() bool { return r.cfg.Direction != "push" }
-
-// resolveConflicts applies the replicator's ConflictResolver, if any.
-func (r *Replicator) resolveConflicts() {
+// resolveConflicts applies the replicator's ConflictResolver, if any: the
+// supervisor's CaughtUp.
+func (r *Replicator) resolveConflicts(context.Context) {
+	defer recoverLog("conflict resolution")
 	r.mu.Lock()
 	res := r.resolver
 	r.mu.Unlock()
@@ -357,25 +122,28 @@ func (r *Replicator) resolveConflicts() {
 	}
 }
 
-// onEvent receives the session's events (from its goroutines).
+// onEvent logs the supervisor's events and tells the listener, on the
+// supervisor's event goroutine.
 func (r *Replicator) onEvent(ev sync.Event) {
 	defer recoverLog("replicator event")
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	l := r.listener
+	r.mu.Unlock()
 	switch ev.Kind {
 	case sync.EventSharedIdentity:
 		logf(LevelWarn, "replicator %s: %s: %v", r.remote, ev.Replication, ev.Err)
 	case sync.EventDocFailure:
-		if ev.Doc == nil {
-			return
-		}
 		msg := "unknown error"
-		if ev.Doc.Err != nil {
-			msg = ev.Doc.Err.Error()
+		if ev.Err != nil {
+			msg = ev.Err.Error()
 		}
-		logf(LevelWarn, "replicator %s: document %q rev %s: %s", r.remote, ev.Doc.ID, ev.Doc.Rev, msg)
-		if len(r.qErrs) < maxQueuedDocErrors {
-			r.qErrs = append(r.qErrs, docError{ev.Doc.ID, ev.Doc.Rev, msg})
+		var id, rev string
+		if ev.Doc != nil {
+			id, rev = ev.Doc.ID, ev.Doc.Rev
+		}
+		logf(LevelWarn, "replicator %s: document %q rev %s: %s", r.remote, id, rev, msg)
+		if l != nil {
+			callDocError(l, id, rev, msg)
 		}
 	case sync.EventState:
 		if ev.Err != nil {
@@ -383,66 +151,44 @@ func (r *Replicator) onEvent(ev sync.Event) {
 		} else {
 			logf(LevelInfo, "replicator %s: %s %s", r.remote, ev.Replication, ev.State)
 		}
-		if ev.State == sync.StateIdle && (ev.Replication == "pull" || r.cfg.Direction == "pull") && r.resolver != nil {
-			r.resolveReq = true
-			r.nudge()
-		}
 	}
-	r.queueStatusLocked()
-}
-
-// queueStatusLocked asks the dispatcher to send the current status.
-func (r *Replicator) queueStatusLocked() {
-	r.qStatus = true
-	if r.qWake != nil {
-		select {
-		case r.qWake <- struct{}{}:
-		default:
-		}
+	st := r.Status()
+	r.mu.Lock()
+	changed := *st != r.last
+	r.last = *st
+	r.mu.Unlock()
+	if l != nil && changed {
+		callStatus(l, st)
+	}
+	if st.State == string(sync.StateStopped) || st.State == string(sync.StateError) {
+		r.db.replicatorEnded(r)
 	}
 }
 
-// dispatch calls the app's listener with queued status updates and
-// document errors until the supervisor has exited and the queue is empty.
-func (r *Replicator) dispatch(wake chan struct{}) {
-	defer r.db.wg.Done()
-	var last ReplicatorStatus // the last status sent: repeats are not sent
-	for {
-		r.mu.Lock()
-		status, errs, l := r.qStatus, r.qErrs, r.listener
-		r.qStatus, r.qErrs = false, nil
-		if !status && len(errs) == 0 {
-			if !r.running {
-				r.dispatching = false
-				r.mu.Unlock()
-				return
-			}
-			r.mu.Unlock()
-			<-wake
-			continue
-		}
-		r.mu.Unlock()
-		if l == nil {
-			continue
-		}
-		for _, e := range errs {
-			callDocError(l, e)
-		}
-		if status {
-			if st := r.Status(); *st != last {
-				last = *st
-				callStatus(l, st)
-			}
-		}
-	}
-}
-
-func callDocError(l ReplicatorListener, e docError) {
+func callDocError(l ReplicatorListener, id, rev, msg string) {
 	defer recoverLog("ReplicatorListener.OnDocumentError")
-	l.OnDocumentError(e.id, e.rev, e.msg)
+	l.OnDocumentError(id, rev, msg)
 }
 
 func callStatus(l ReplicatorListener, s *ReplicatorStatus) {
 	defer recoverLog("ReplicatorListener.OnStatus")
 	l.OnStatus(s)
+}
+
+// running reports whether the replicator is started (replicating, or
+// waiting offline).
+func (r *Replicator) running() bool {
+	st := r.sup.Status().State
+	return st != sync.StateStopped && st != sync.StateError
+}
+
+// replicatorEnded forgets a replicator that stopped (unless it was started
+// again meanwhile) and lets auto-compaction run.
+func (d *Database) replicatorEnded(r *Replicator) {
+	d.mu.Lock()
+	if !r.running() {
+		delete(d.replicators, r)
+	}
+	d.mu.Unlock()
+	d.maybeAutoCompact()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -105,7 +106,7 @@ func TestReplicationID(t *testing.T) {
 }
 
 func TestEventJSON(t *testing.T) {
-	e := Event{Kind: EventDocFailure, State: StateActive, LastSeq: json.RawMessage(`"12-abc"`), Pending: -1,
+	e := Event{Kind: EventDocFailure, Status: Status{State: StateActive, LastSeq: json.RawMessage(`"12-abc"`), Pending: -1},
 		Err: couchdoc.ErrForbidden, Doc: &DocFailure{ID: "d", Rev: "1-a"}}
 	b, err := json.Marshal(e)
 	if err != nil {
@@ -120,8 +121,8 @@ func TestEventJSON(t *testing.T) {
 func TestReplicationLogsOnBothSides(t *testing.T) {
 	src, tgt := newMemPeer("src"), newMemPeer("tgt")
 	fill(src, 10)
-	events := make(chan Event, 1000)
-	opts := Options{Source: src, Target: tgt, Events: events}
+	var events atomic.Int64
+	opts := Options{Source: src, Target: tgt, OnEvent: func(Event) { events.Add(1) }}
 	for i := range maxHistory + 3 {
 		src.put(fmt.Sprintf("more%d", i), "", `{}`)
 		if _, err := Replicate(context.Background(), opts); err != nil {
@@ -155,8 +156,8 @@ func TestReplicationLogsOnBothSides(t *testing.T) {
 	if h0["session_id"] != l["session_id"] || h0["docs_written"] != float64(1) {
 		t.Errorf("latest entry %v", h0)
 	}
-	if len(events) == 0 {
-		t.Error("no events on the Events channel")
+	if events.Load() == 0 {
+		t.Error("no events")
 	}
 	// Another replication (other options) does not reuse this checkpoint.
 	res, err := Replicate(context.Background(), Options{Source: src, Target: tgt, DocIDs: []string{"doc00001", "more3"}})

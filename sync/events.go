@@ -44,46 +44,44 @@ const (
 	EventSharedIdentity EventKind = "shared_identity"
 )
 
-// Event reports a replication's progress. Events never carry credentials.
+// Event reports a replication's progress: what happened (Kind, Err, Doc)
+// and the status of the replication it concerns once it happened (the
+// embedded Status: for a sync, that of one direction, named by
+// Replication). It is delivered to Options.OnEvent. Events never carry
+// credentials.
 type Event struct {
 	Kind EventKind
-	// Replication is "push", "pull" (under Sync) or "" for Replicate.
-	Replication   string
-	ReplicationID string
-	State         State
-	Stats         Stats
-	// LastSeq is the last sequence read from the feed; CheckpointedSeq the
-	// last one recorded in the replication logs.
-	LastSeq         json.RawMessage
-	CheckpointedSeq json.RawMessage
-	// Pending counts the changes still to handle: the source's changes
-	// after the last row read plus the documents read that the target
-	// has not acknowledged yet (see pending.go for when it is exact);
-	// -1 when unknown.
-	Pending int64
+	Status
 	// Err is the error of an offline/error state, or of a doc failure.
 	Err error
 	// Doc is set for EventDocFailure.
-	Doc  *DocFailure
+	Doc *DocFailure
+	// Time is when the event was sent.
 	Time time.Time
 }
 
 // Status is a snapshot of a replication, for UIs and CLIs.
 type Status struct {
-	// Replication is "push", "pull", "sync" (both) or "".
-	Replication     string
-	ReplicationID   string
-	State           State
-	Stats           Stats
+	// Replication is "push", "pull", "sync" (both) or "" (Replicate and
+	// New name no direction).
+	Replication   string
+	ReplicationID string
+	State         State
+	Stats         Stats
+	// LastSeq is the last sequence read from the source's feed;
+	// CheckpointedSeq the last one recorded in the replication logs.
 	LastSeq         json.RawMessage
 	CheckpointedSeq json.RawMessage
-	// Pending is as Event.Pending; for a sync, the sum of both directions
-	// (-1 when either is unknown).
+	// Pending counts the changes still to handle: the source's changes
+	// after the last row read plus the documents read that the target has
+	// not acknowledged yet; -1 when unknown. For a sync, the sum of both
+	// directions (-1 when either is unknown).
 	Pending int64
 	// LastError is the latest error seen (it may have been recovered from
 	// when State is not StateError).
 	LastError error
-	Updated   time.Time
+	// Updated is when the state last changed.
+	Updated time.Time
 	// Directions holds the push and pull statuses of a Sync.
 	Directions []Status
 }

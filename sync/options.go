@@ -79,11 +79,10 @@ type Options struct {
 	Heartbeat time.Duration
 
 	// OnEvent, when set, receives every event, one at a time, from the
-	// replication's goroutines. It must not block for long.
+	// replication's goroutines: it must not block for long. Under a
+	// Supervisor it is called from the supervisor's own goroutine instead,
+	// with progress coalesced, and may block and call the supervisor.
 	OnEvent func(Event)
-	// Events, when set, receives events without blocking: events are dropped
-	// when the channel is full. The replicator never closes it.
-	Events chan<- Event
 
 	// noEmptyTargetShortcut turns off the optimisation that skips
 	// revs_diff while replicating the initial feed into a target that was
@@ -152,7 +151,9 @@ type Stats struct {
 	DocWriteFailures int64 `json:"doc_write_failures"`
 }
 
-func (s *Stats) add(o Stats) {
+// Add adds o's counters to s: the totals of several sessions or
+// directions.
+func (s *Stats) Add(o Stats) {
 	s.DocsRead += o.DocsRead
 	s.DocsWritten += o.DocsWritten
 	s.MissingChecked += o.MissingChecked

@@ -71,7 +71,7 @@ func (r *replication) diffed(b *batch) {
 // the pending count.
 func (r *replication) settle(b *batch, ids []string, st Stats) {
 	r.mu.Lock()
-	r.stats.add(st)
+	r.stats.Add(st)
 	if st.DocsWritten > 0 || st.DocWriteFailures > 0 {
 		r.progress = true
 	}

@@ -34,7 +34,7 @@ type batch struct {
 	missing []missingDoc
 	refs    atomic.Int64 // holds: the stage owning it + writes in flight
 	// open counts, per document still pending, the revisions left to
-	// handle (guarded by replication.mu; see pending.go).
+	// handle (guarded by replication.mu; see replication.pendingLocked).
 	open map[string]int
 }
 

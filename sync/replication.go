@@ -36,7 +36,7 @@ type replication struct {
 	startSeq  json.RawMessage
 	tracker   *seqTracker
 	remaining int64               // changes not yet read, as the source counts them; -1 unknown
-	inflight  int64               // documents read and not yet handled (pending.go)
+	inflight  int64               // documents read and not yet handled (see pendingLocked)
 	batches   map[*batch]struct{} // batches read and not yet completed
 	progress  bool                // the session transferred something
 	sinceUsed bool                // opts.Since started a session already
@@ -232,7 +232,7 @@ func (r *replication) snapshotStats() Stats {
 
 func (r *replication) addStats(st Stats) {
 	r.mu.Lock()
-	r.stats.add(st)
+	r.stats.Add(st)
 	if st.DocsWritten > 0 || st.DocWriteFailures > 0 {
 		r.progress = true
 	}
@@ -294,24 +294,14 @@ func (r *replication) pendingLocked() int64 {
 	return r.remaining + r.inflight
 }
 
-// emit fills an event from the current status and delivers it, one event
+// emit fills an event with the current status and delivers it, one event
 // at a time.
 func (r *replication) emit(ev Event) {
-	if r.opts.OnEvent == nil && r.opts.Events == nil {
+	if r.opts.OnEvent == nil {
 		return
 	}
-	st := r.status()
-	ev.Replication, ev.ReplicationID, ev.State, ev.Stats = st.Replication, st.ReplicationID, st.State, st.Stats
-	ev.LastSeq, ev.CheckpointedSeq, ev.Pending, ev.Time = st.LastSeq, st.CheckpointedSeq, st.Pending, time.Now()
+	ev.Status, ev.Time = r.status(), time.Now()
 	r.evMu.Lock()
 	defer r.evMu.Unlock()
-	if r.opts.OnEvent != nil {
-		r.opts.OnEvent(ev)
-	}
-	if r.opts.Events != nil {
-		select {
-		case r.opts.Events <- ev:
-		default:
-		}
-	}
+	r.opts.OnEvent(ev)
 }

@@ -63,8 +63,12 @@ type Replicator struct {
 }
 
 // New returns a Replicator for one direction. It does no I/O.
-func New(opts Options) (*Replicator, error) {
-	r, err := newReplication(opts, "")
+func New(opts Options) (*Replicator, error) { return newNamed(opts, "") }
+
+// newNamed returns a Replicator for one direction whose status and
+// events are named name ("push", "pull" or "").
+func newNamed(opts Options, name string) (*Replicator, error) {
+	r, err := newReplication(opts, name)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +190,7 @@ func (r *Replicator) Status() Status {
 	for _, rep := range r.reps {
 		d := rep.status()
 		st.Directions = append(st.Directions, d)
-		st.Stats.add(d.Stats)
+		st.Stats.Add(d.Stats)
 		if d.Pending < 0 || st.Pending < 0 {
 			st.Pending = -1
 		} else {

@@ -18,7 +18,7 @@ changes until Ctrl-C.`,
 	exits: true,
 }
 
-func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("changes")
 	since := fs.Int64("since", 0, "start after this `seq`")
 	limit := fs.Int("limit", 0, "print at most `n` rows (0: no limit)")
@@ -28,26 +28,22 @@ func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	follow := fs.Bool("follow", false, "keep printing new changes until interrupted")
 	pos, err := parseFlags(fs, changesHelp, args, 1, 1, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *follow && (*descending || *limit > 0) {
 		return usageErrorf("--follow cannot be combined with --descending or --limit")
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-
-	opts := localdb.FollowOptions{ChangesOptions: localdb.ChangesOptions{Limit: *limit, Descending: *descending,
-		AllDocs: *allLeaves, IncludeDocs: *includeDocs, Conflicts: *includeDocs}}
-	if *follow {
-		opts.Feed = localdb.FeedContinuous
-	}
-	emit := func(c *localdb.Change) error { return writeLine(stdout, c) }
-	last, err := db.Follow(ctx, *since, opts, emit)
-	if err != nil && !(*follow && ctx.Err() != nil) { // Ctrl-C ends a followed feed normally
-		return err
-	}
-	return writeLine(stdout, map[string]int64{"last_seq": last})
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		opts := localdb.FollowOptions{ChangesOptions: localdb.ChangesOptions{Limit: *limit, Descending: *descending,
+			AllDocs: *allLeaves, IncludeDocs: *includeDocs, Conflicts: *includeDocs}}
+		if *follow {
+			opts.Feed = localdb.FeedContinuous
+		}
+		emit := func(c *localdb.Change) error { return writeLine(stdout, c) }
+		last, err := db.Follow(ctx, *since, opts, emit)
+		if err != nil && !(*follow && ctx.Err() != nil) { // Ctrl-C ends a followed feed normally
+			return err
+		}
+		return writeLine(stdout, map[string]int64{"last_seq": last})
+	})
 }

@@ -20,23 +20,20 @@ UUID and shares its checkpoints.`,
 	exits:    true,
 }
 
-func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("clone")
 	pos, err := parseFlags(fs, cloneHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if err := localdb.Clone(ctx, pos[0], pos[1]); err != nil {
 		return err
 	}
-	db, err := openStore(pos[1], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	return writeJSON(stdout, struct {
-		Path  string   `json:"path"`
-		UUID  string   `json:"uuid"`
-		Seeds []string `json:"seeds"`
-	}{db.Path(), db.UUID(), db.Seeds()})
+	return withStore(pos[1], false, func(db *localdb.DB) error {
+		return writeJSON(stdout, struct {
+			Path  string   `json:"path"`
+			UUID  string   `json:"uuid"`
+			Seeds []string `json:"seeds"`
+		}{db.Path(), db.UUID(), db.Seeds()})
+	})
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+
+	"github.com/settee/settee/localdb"
 )
 
 var compactHelp = cmdHelp{
@@ -14,30 +16,27 @@ file size before and after, in bytes.`,
 	exits:    true,
 }
 
-func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("compact")
 	pos, err := parseFlags(fs, compactHelp, args, 1, 1, stdout)
 	if err != nil {
-		return helpOK(err)
-	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
 		return err
 	}
-	defer closeStore(db, &err)
-	before, err := db.Sizes(ctx)
-	if err != nil {
-		return err
-	}
-	if err := db.Compact(ctx); err != nil {
-		return err
-	}
-	after, err := db.Sizes(ctx)
-	if err != nil {
-		return err
-	}
-	return writeJSON(stdout, struct {
-		Before int64 `json:"file_before"`
-		After  int64 `json:"file_after"`
-	}{before.File, after.File})
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		before, err := db.Sizes(ctx)
+		if err != nil {
+			return err
+		}
+		if err := db.Compact(ctx); err != nil {
+			return err
+		}
+		after, err := db.Sizes(ctx)
+		if err != nil {
+			return err
+		}
+		return writeJSON(stdout, struct {
+			Before int64 `json:"file_before"`
+			After  int64 `json:"file_after"`
+		}{before.File, after.File})
+	})
 }

@@ -18,46 +18,42 @@ each: the id, the winning revision CouchDB's rules picked, and the other
 	exits: true,
 }
 
-func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("conflicts")
 	idsOnly := fs.Bool("ids", false, "print only the document ids")
 	pos, err := parseFlags(fs, conflictsHelp, args, 1, 1, stdout)
 	if err != nil {
-		return helpOK(err)
-	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
 		return err
 	}
-	defer closeStore(db, &err)
-
-	// Collect the ids first: the store may hold a read transaction open
-	// while it calls back.
-	var ids []string
-	if err := db.Conflicts(ctx, func(id string) error {
-		ids = append(ids, id)
-		return nil
-	}); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if *idsOnly {
-			if _, err := fmt.Fprintln(stdout, id); err != nil {
-				return err
-			}
-			continue
-		}
-		doc, err := db.Get(ctx, id, localdb.GetOptions{Conflicts: true})
-		if err != nil {
-			return fmt.Errorf("get %s: %w", id, err)
-		}
-		if err := writeLine(stdout, struct {
-			ID        string   `json:"id"`
-			Rev       string   `json:"rev"`
-			Conflicts []string `json:"conflicts"`
-		}{id, doc.Rev, doc.Conflicts}); err != nil {
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		// Collect the ids first: the store may hold a read transaction open
+		// while it calls back.
+		var ids []string
+		if err := db.Conflicts(ctx, func(id string) error {
+			ids = append(ids, id)
+			return nil
+		}); err != nil {
 			return err
 		}
-	}
-	return nil
+		for _, id := range ids {
+			if *idsOnly {
+				if _, err := fmt.Fprintln(stdout, id); err != nil {
+					return err
+				}
+				continue
+			}
+			doc, err := db.Get(ctx, id, localdb.GetOptions{Conflicts: true})
+			if err != nil {
+				return fmt.Errorf("get %s: %w", id, err)
+			}
+			if err := writeLine(stdout, struct {
+				ID        string   `json:"id"`
+				Rev       string   `json:"rev"`
+				Conflicts []string `json:"conflicts"`
+			}{id, doc.Rev, doc.Conflicts}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

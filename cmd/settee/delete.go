@@ -20,48 +20,44 @@ to resolve a conflict by hand. Prints {"ok":true,"id":...,"rev":...}.`,
 	exits: true,
 }
 
-func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("delete")
 	rev := fs.String("rev", "", "the `revision` to delete (default: the current winner)")
 	pos, err := parseFlags(fs, deleteHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	id := pos[1]
 	if err := checkRev("--rev", *rev, id); err != nil {
 		return err
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-
-	if couchdoc.IsLocalID(id) {
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		if couchdoc.IsLocalID(id) {
+			r := *rev
+			if r == "" {
+				cur, err := db.GetLocal(ctx, id)
+				if err != nil {
+					return fmt.Errorf("delete %s: %w", id, err)
+				}
+				r = cur.Rev
+			}
+			if err := db.DeleteLocal(ctx, id, r); err != nil {
+				return fmt.Errorf("delete %s: %w", id, err)
+			}
+			return writeLine(stdout, okResult{true, id, "0-0"}) // CouchDB's answer
+		}
 		r := *rev
 		if r == "" {
-			cur, err := db.GetLocal(ctx, id)
+			cur, err := db.Get(ctx, id, localdb.GetOptions{})
 			if err != nil {
 				return fmt.Errorf("delete %s: %w", id, err)
 			}
 			r = cur.Rev
 		}
-		if err := db.DeleteLocal(ctx, id, r); err != nil {
-			return fmt.Errorf("delete %s: %w", id, err)
-		}
-		return writeLine(stdout, okResult{true, id, "0-0"}) // CouchDB's answer
-	}
-	r := *rev
-	if r == "" {
-		cur, err := db.Get(ctx, id, localdb.GetOptions{})
+		newRev, err := db.Delete(ctx, id, r)
 		if err != nil {
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
-		r = cur.Rev
-	}
-	newRev, err := db.Delete(ctx, id, r)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", id, err)
-	}
-	return writeLine(stdout, okResult{true, id, newRev})
+		return writeLine(stdout, okResult{true, id, newRev})
+	})
 }

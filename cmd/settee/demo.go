@@ -36,7 +36,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	fs := flagSet("demo")
 	keep := fs.String("keep", "", "keep the hub and device stores in this `directory`")
 	if _, err := parseFlags(fs, demoHelp, args, 0, 0, stdout); err != nil {
-		return helpOK(err)
+		return err
 	}
 	dir := *keep
 	if dir == "" {

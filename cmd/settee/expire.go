@@ -22,14 +22,14 @@ never replicated. Without a flag, prints the current one. Prints
 	exits: true,
 }
 
-func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("expire")
 	in := fs.Duration("in", 0, "expire after this `duration` from now")
 	at := fs.String("at", "", "expire at this `time` (RFC 3339)")
 	clear := fs.Bool("clear", false, "remove the expiration")
 	pos, err := parseFlags(fs, expireHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	set := 0
 	for _, b := range []bool{*in != 0, *at != "", *clear} {
@@ -51,30 +51,27 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 			return usageErrorf("expire: --at: %v", err)
 		}
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	id := pos[1]
-	if set == 1 {
-		if err := db.SetExpiration(ctx, id, when); err != nil {
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		id := pos[1]
+		if set == 1 {
+			if err := db.SetExpiration(ctx, id, when); err != nil {
+				return err
+			}
+		} else if _, err := db.Get(ctx, id, localdb.GetOptions{}); err != nil {
+			return fmt.Errorf("expire %s: %w", id, err)
+		}
+		cur, err := db.Expiration(ctx, id)
+		if err != nil {
 			return err
 		}
-	} else if _, err := db.Get(ctx, id, localdb.GetOptions{}); err != nil {
-		return fmt.Errorf("expire %s: %w", id, err)
-	}
-	cur, err := db.Expiration(ctx, id)
-	if err != nil {
-		return err
-	}
-	var expires *string
-	if !cur.IsZero() {
-		s := cur.UTC().Format(time.RFC3339Nano)
-		expires = &s
-	}
-	return writeJSON(stdout, struct {
-		ID      string  `json:"id"`
-		Expires *string `json:"expires"`
-	}{id, expires})
+		var expires *string
+		if !cur.IsZero() {
+			s := cur.UTC().Format(time.RFC3339Nano)
+			expires = &s
+		}
+		return writeJSON(stdout, struct {
+			ID      string  `json:"id"`
+			Expires *string `json:"expires"`
+		}{id, expires})
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync/localpeer"
 )
 
@@ -23,7 +24,7 @@ settee fetch-attachment --evict LOCAL.db DOCID NAME. Prints
 	exits: true,
 }
 
-func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("fetch-attachment")
 	var rf remoteFlags
 	rf.register(fs)
@@ -31,46 +32,43 @@ func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Wr
 	retries := fs.Int("retries", 5, "resume a cut transfer this many `times` in a row without progress")
 	pos, err := parseFlags(fs, fetchAttHelp, args, 3, 4, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if *evict != (len(pos) == 3) {
 		return usageErrorf("give LOCAL.db URL DOCID NAME to fetch, or --evict LOCAL.db DOCID NAME")
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	id, name := pos[len(pos)-2], pos[len(pos)-1]
-	if *evict {
-		err = db.EvictAttachment(ctx, id, name)
-	} else {
-		rem, rerr := newRemote(pos[1], &rf, stderr)
-		if rerr != nil {
-			return rerr
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		id, name := pos[len(pos)-2], pos[len(pos)-1]
+		if *evict {
+			err = db.EvictAttachment(ctx, id, name)
+		} else {
+			rem, rerr := newRemote(pos[1], &rf, stderr)
+			if rerr != nil {
+				return rerr
+			}
+			rem.retries = -1 // the fetch resumes and retries itself
+			peer, rerr := newRemotePeer(rem)
+			if rerr != nil {
+				return rerr
+			}
+			n := *retries
+			if n <= 0 {
+				n = -1 // FetchOptions: none
+			}
+			err = localpeer.FetchAttachmentWith(ctx, peer, db, id, name, localpeer.FetchOptions{Retries: n})
 		}
-		rem.retries = -1 // the fetch resumes and retries itself
-		peer, rerr := newRemotePeer(rem)
-		if rerr != nil {
-			return rerr
+		if err != nil {
+			return err
 		}
-		n := *retries
-		if n <= 0 {
-			n = -1 // FetchOptions: none
+		st, err := db.Attachment(ctx, id, name)
+		if err != nil {
+			return err
 		}
-		err = localpeer.FetchAttachmentWith(ctx, peer, db, id, name, localpeer.FetchOptions{Retries: n})
-	}
-	if err != nil {
-		return err
-	}
-	st, err := db.Attachment(ctx, id, name)
-	if err != nil {
-		return err
-	}
-	return writeJSON(stdout, struct {
-		ID         string `json:"id"`
-		Name       string `json:"name"`
-		Length     int64  `json:"length"`
-		Downloaded bool   `json:"downloaded"`
-	}{id, name, st.Attachment.Length, st.Downloaded})
+		return writeJSON(stdout, struct {
+			ID         string `json:"id"`
+			Name       string `json:"name"`
+			Length     int64  `json:"length"`
+			Downloaded bool   `json:"downloaded"`
+		}{id, name, st.Attachment.Length, st.Downloaded})
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/query"
 )
 
@@ -24,32 +25,29 @@ CouchDB. With --explain, print the plan instead: the index and key range.`,
 	exits: true,
 }
 
-func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("find")
 	explain := fs.Bool("explain", false, "print the query plan (CouchDB's _explain) instead of running it")
 	pos, err := parseFlags(fs, findHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	body, err := readJSONArg(pos[1], os.Stdin)
 	if err != nil {
 		return fmt.Errorf("read query: %w", err)
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	if *explain {
-		ex, err := query.Explain(ctx, db, pos[0], body)
-		if err != nil {
-			return fmt.Errorf("explain: %w", err)
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		if *explain {
+			ex, err := query.Explain(ctx, db, pos[0], body)
+			if err != nil {
+				return fmt.Errorf("explain: %w", err)
+			}
+			return writeJSON(stdout, ex)
 		}
-		return writeJSON(stdout, ex)
-	}
-	res, err := query.Find(ctx, db, body)
-	if err != nil {
-		return fmt.Errorf("find: %w", err)
-	}
-	return writeJSON(stdout, res)
+		res, err := query.Find(ctx, db, body)
+		if err != nil {
+			return fmt.Errorf("find: %w", err)
+		}
+		return writeJSON(stdout, res)
+	})
 }

@@ -25,66 +25,62 @@ replication checkpoints.`,
 	exits: true,
 }
 
-func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("get")
 	rev := fs.String("rev", "", "read this `revision` instead of the winner")
 	revs := fs.Bool("revs", false, "include the revision history (_revisions)")
 	leaves := fs.Bool("leaves", false, "print every leaf revision as a JSON array")
 	pos, err := parseFlags(fs, getHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	path, id := pos[0], pos[1]
 	if err := checkRev("--rev", *rev, id); err != nil {
 		return err
 	}
-	db, err := openStore(path, false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-
-	if couchdoc.IsLocalID(id) {
-		doc, err := db.GetLocal(ctx, id)
+	return withStore(path, false, func(db *localdb.DB) error {
+		if couchdoc.IsLocalID(id) {
+			doc, err := db.GetLocal(ctx, id)
+			if err != nil {
+				return fmt.Errorf("get %s: %w", id, err)
+			}
+			return printDoc(stdout, doc)
+		}
+		opts := localdb.GetOptions{Rev: *rev, Revs: *revs}
+		if *leaves {
+			var revList []string
+			if *rev != "" {
+				revList = []string{*rev}
+			}
+			open, err := db.OpenRevs(ctx, id, revList, opts)
+			if err != nil {
+				return fmt.Errorf("get %s: %w", id, err)
+			}
+			out := make([]json.RawMessage, 0, len(open))
+			for _, o := range open {
+				if o.Doc == nil {
+					b, _ := json.Marshal(map[string]string{"missing": o.Missing})
+					out = append(out, b)
+					continue
+				}
+				b, err := docJSON(o.Doc)
+				if err != nil {
+					return err
+				}
+				out = append(out, b)
+			}
+			if len(out) == 0 {
+				return fmt.Errorf("get %s: %w", id, couchdoc.ErrNotFound)
+			}
+			return writeJSON(stdout, out)
+		}
+		opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == ""
+		doc, err := db.Get(ctx, id, opts)
 		if err != nil {
 			return fmt.Errorf("get %s: %w", id, err)
 		}
 		return printDoc(stdout, doc)
-	}
-	opts := localdb.GetOptions{Rev: *rev, Revs: *revs}
-	if *leaves {
-		var revList []string
-		if *rev != "" {
-			revList = []string{*rev}
-		}
-		open, err := db.OpenRevs(ctx, id, revList, opts)
-		if err != nil {
-			return fmt.Errorf("get %s: %w", id, err)
-		}
-		out := make([]json.RawMessage, 0, len(open))
-		for _, o := range open {
-			if o.Doc == nil {
-				b, _ := json.Marshal(map[string]string{"missing": o.Missing})
-				out = append(out, b)
-				continue
-			}
-			b, err := docJSON(o.Doc)
-			if err != nil {
-				return err
-			}
-			out = append(out, b)
-		}
-		if len(out) == 0 {
-			return fmt.Errorf("get %s: %w", id, couchdoc.ErrNotFound)
-		}
-		return writeJSON(stdout, out)
-	}
-	opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == ""
-	doc, err := db.Get(ctx, id, opts)
-	if err != nil {
-		return fmt.Errorf("get %s: %w", id, err)
-	}
-	return printDoc(stdout, doc)
+	})
 }
 
 func printDoc(w io.Writer, doc *couchdoc.Doc) error {

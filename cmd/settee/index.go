@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/query"
 )
 
@@ -24,11 +25,11 @@ first; delete removes one (and its design document when it was the last).`,
 	exits: true,
 }
 
-func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("index")
 	pos, err := parseFlags(fs, indexHelp, args, 2, 4, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	want := map[string]int{"create": 3, "list": 2, "delete": 4}
 	if n, ok := want[pos[0]]; !ok || n != len(pos) {
@@ -40,23 +41,20 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 			return fmt.Errorf("read index: %w", err)
 		}
 	}
-	db, err := openStore(pos[1], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	switch pos[0] {
-	case "create":
-		res, err := query.CreateIndex(ctx, db, body)
-		if err != nil {
-			return fmt.Errorf("create index: %w", err)
+	return withStore(pos[1], false, func(db *localdb.DB) error {
+		switch pos[0] {
+		case "create":
+			res, err := query.CreateIndex(ctx, db, body)
+			if err != nil {
+				return fmt.Errorf("create index: %w", err)
+			}
+			return writeJSON(stdout, res)
+		case "list":
+			return writeJSON(stdout, query.ListIndexes(db))
 		}
-		return writeJSON(stdout, res)
-	case "list":
-		return writeJSON(stdout, query.ListIndexes(db))
-	}
-	if err := query.DeleteIndex(ctx, db, pos[2], pos[3]); err != nil {
-		return fmt.Errorf("delete index: %w", err)
-	}
-	return writeJSON(stdout, map[string]bool{"ok": true})
+		if err := query.DeleteIndex(ctx, db, pos[2], pos[3]); err != nil {
+			return fmt.Errorf("delete index: %w", err)
+		}
+		return writeJSON(stdout, map[string]bool{"ok": true})
+	})
 }

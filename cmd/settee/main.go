@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(ctx, args[1:], stdout, stderr)
+			return helpOK(c.run(ctx, args[1:], stdout, stderr))
 		}
 	}
 	return usageErrorf("unknown command %q (run \"settee help\" for the list)", name)

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -28,13 +26,4 @@ func newRemotePeer(r *remote) (*couch.DB, error) {
 		return nil, &exitError{code: exitUsage, msg: err.Error(), err: err}
 	}
 	return db, nil
-}
-
-// syncBoth runs a two-way sync and returns the results of both directions.
-func syncBoth(ctx context.Context, local, remote sync.Peer, opts sync.Options) ([]dirResult, error) {
-	res, err := sync.Sync(ctx, local, remote, opts)
-	if res == nil {
-		return []dirResult{{"sync", nil}}, err
-	}
-	return []dirResult{{"push", res.Push}, {"pull", res.Pull}}, err
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync"
 )
 
@@ -23,13 +23,13 @@ object with the count and the ids.`,
 	exits: true,
 }
 
-func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f replFlags
 	fs := flagSet("pending")
 	f.registerOn(fs)
 	pos, err := parseFlags(fs, pendingHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	opts, err := f.options()
 	if err != nil {
@@ -44,36 +44,30 @@ func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(pos[0]); err != nil {
-		return &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", pos[0])}
-	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	opts.Source, opts.Target = newLocalPeer(db), remotePeer
-	rep, err := sync.New(opts)
-	if err != nil {
-		return err
-	}
-	ids, err := rep.PendingDocIDs(ctx)
-	if err != nil {
-		return err
-	}
-	if f.jsonOut {
-		if ids == nil {
-			ids = []string{}
-		}
-		return writeLine(stdout, struct {
-			Pending int      `json:"pending"`
-			IDs     []string `json:"ids"`
-		}{len(ids), ids})
-	}
-	for _, id := range ids {
-		if _, err := fmt.Fprintln(stdout, id); err != nil {
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		opts.Source, opts.Target = newLocalPeer(db), remotePeer
+		rep, err := sync.New(opts)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		ids, err := rep.PendingDocIDs(ctx)
+		if err != nil {
+			return err
+		}
+		if f.jsonOut {
+			if ids == nil {
+				ids = []string{}
+			}
+			return writeLine(stdout, struct {
+				Pending int      `json:"pending"`
+				IDs     []string `json:"ids"`
+			}{len(ids), ids})
+		}
+		for _, id := range ids {
+			if _, err := fmt.Fprintln(stdout, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

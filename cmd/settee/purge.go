@@ -21,32 +21,29 @@ space back.`,
 	exits: true,
 }
 
-func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("purge")
 	pos, err := parseFlags(fs, purgeHelp, args, 2, -1, stdout)
 	if err != nil {
-		return helpOK(err)
-	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
 		return err
 	}
-	defer closeStore(db, &err)
-	id, revs := pos[1], pos[2:]
-	if len(revs) == 0 {
-		leaves, err := db.OpenRevs(ctx, id, nil, localdb.GetOptions{})
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		id, revs := pos[1], pos[2:]
+		if len(revs) == 0 {
+			leaves, err := db.OpenRevs(ctx, id, nil, localdb.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("purge %s: %w", id, err)
+			}
+			for _, l := range leaves {
+				if l.Doc != nil {
+					revs = append(revs, l.Doc.Rev)
+				}
+			}
+		}
+		res, err := db.Purge(ctx, map[string][]string{id: revs})
 		if err != nil {
 			return fmt.Errorf("purge %s: %w", id, err)
 		}
-		for _, l := range leaves {
-			if l.Doc != nil {
-				revs = append(revs, l.Doc.Rev)
-			}
-		}
-	}
-	res, err := db.Purge(ctx, map[string][]string{id: revs})
-	if err != nil {
-		return fmt.Errorf("purge %s: %w", id, err)
-	}
-	return writeJSON(stdout, res)
+		return writeJSON(stdout, res)
+	})
 }

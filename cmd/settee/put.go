@@ -30,13 +30,13 @@ A stale revision fails with a conflict (exit code 6). Prints
 	exits: true,
 }
 
-func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("put")
 	rev := fs.String("rev", "", "the `revision` this edit replaces")
 	update := fs.Bool("update", false, "replace the current winning revision (no --rev needed)")
 	pos, err := parseFlags(fs, putHelp, args, 2, 3, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	body := pos[len(pos)-1]
 	raw, err := readJSONArg(body, os.Stdin)
@@ -62,38 +62,34 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) (err e
 	if *rev != "" {
 		doc.Rev = *rev
 	}
-	db, err := openStore(pos[0], true)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-
-	if couchdoc.IsLocalID(doc.ID) {
+	return withStore(pos[0], true, func(db *localdb.DB) error {
+		if couchdoc.IsLocalID(doc.ID) {
+			if *update && doc.Rev == "" {
+				if cur, err := db.GetLocal(ctx, doc.ID); err == nil {
+					doc.Rev = cur.Rev
+				}
+			}
+			newRev, err := db.PutLocal(ctx, doc)
+			if err != nil {
+				return fmt.Errorf("put %s: %w", doc.ID, err)
+			}
+			return writeLine(stdout, okResult{true, doc.ID, newRev})
+		}
 		if *update && doc.Rev == "" {
-			if cur, err := db.GetLocal(ctx, doc.ID); err == nil {
+			cur, err := db.Get(ctx, doc.ID, localdb.GetOptions{})
+			switch {
+			case err == nil:
 				doc.Rev = cur.Rev
+			case !errors.Is(err, couchdoc.ErrNotFound):
+				return fmt.Errorf("put %s: %w", doc.ID, err)
 			}
 		}
-		newRev, err := db.PutLocal(ctx, doc)
+		newRev, err := db.Put(ctx, doc)
 		if err != nil {
 			return fmt.Errorf("put %s: %w", doc.ID, err)
 		}
 		return writeLine(stdout, okResult{true, doc.ID, newRev})
-	}
-	if *update && doc.Rev == "" {
-		cur, err := db.Get(ctx, doc.ID, localdb.GetOptions{})
-		switch {
-		case err == nil:
-			doc.Rev = cur.Rev
-		case !errors.Is(err, couchdoc.ErrNotFound):
-			return fmt.Errorf("put %s: %w", doc.ID, err)
-		}
-	}
-	newRev, err := db.Put(ctx, doc)
-	if err != nil {
-		return fmt.Errorf("put %s: %w", doc.ID, err)
-	}
-	return writeLine(stdout, okResult{true, doc.ID, newRev})
+	})
 }
 
 // okResult is CouchDB's answer to a successful write.

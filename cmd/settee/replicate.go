@@ -193,7 +193,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	f.registerOn(fs)
 	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	opts, err := f.options()
 	if err != nil {
@@ -258,25 +258,24 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		// Say so at this first failure, not after the replicator's own
 		// retries of its first step.
 		for _, d := range directions(dir) {
-			prog.OnEvent(sync.Event{Kind: sync.EventState, Replication: d, State: sync.StateOffline, Err: offline})
+			prog.OnEvent(sync.Event{Kind: sync.EventState, Status: sync.Status{Replication: d, State: sync.StateOffline}, Err: offline})
 		}
 	}
-	var results []dirResult
-	switch dir {
-	case "pull":
-		opts.Source, opts.Target = remotePeer, local
-		res, rerr := sync.Replicate(ctx, opts)
-		results, err = []dirResult{{"pull", res}}, rerr
-	case "push":
-		opts.Source, opts.Target = local, remotePeer
-		res, rerr := sync.Replicate(ctx, opts)
-		results, err = []dirResult{{"push", res}}, rerr
-	case "sync":
-		results, err = syncBoth(ctx, local, remotePeer, opts)
+	// One supervisor runs both modes, as the mobile layer does: it stops
+	// with its checkpoint when ctx is cancelled (Ctrl-C), and a continuous
+	// session rides out the remote going away.
+	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: local, Remote: remotePeer,
+		Direction: supervisorDirection(dir), Options: opts})
+	if err != nil {
+		return explain(dir, rem, remotePeer.String(), err, nil)
 	}
-	if f.continuous && err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		err = nil // Ctrl-C is how a continuous replication ends
+	if err = sup.Start(ctx); err == nil {
+		err = sup.Wait()
 	}
+	if err == nil && ctx.Err() != nil && !f.continuous {
+		err = ctx.Err() // interrupted: Ctrl-C is how a continuous one ends
+	}
+	results := dirResults(dir, sup.Results())
 	if err == nil && !f.continuous {
 		err = refused(results)
 	}
@@ -335,6 +334,29 @@ func preflight(ctx context.Context, remote sync.Peer, dir string, createTarget b
 		return &sync.PeerError{Role: "remote", Peer: remote.String(), Op: "check", Err: err}
 	}
 	return nil
+}
+
+// supervisorDirection is the sync.Direction of a command.
+func supervisorDirection(dir string) sync.Direction {
+	if dir == "sync" {
+		return sync.Both
+	}
+	return sync.Direction(dir)
+}
+
+// dirResults names the supervisor's results (push then pull for sync).
+func dirResults(dir string, res []*sync.Result) []dirResult {
+	names := []string{dir}
+	if dir == "sync" {
+		names = []string{"push", "pull"}
+	}
+	var out []dirResult
+	for i, r := range res {
+		if i < len(names) {
+			out = append(out, dirResult{names[i], r})
+		}
+	}
+	return out
 }
 
 // dirResult is the result of one direction.

@@ -31,13 +31,13 @@ Prints {"ok":true,"id":...,"rev":WINNER,"deleted":[...]}.`,
 	exits: true,
 }
 
-func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("resolve")
 	winner := fs.String("winner", "", "the leaf `revision` to keep (default: the current winner)")
 	merge := fs.String("merge", "", "write this merged body (`JSON`, - or @FILE) on the winner")
 	pos, err := parseFlags(fs, resolveHelp, args, 2, 2, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if err := checkRev("--winner", *winner, pos[1]); err != nil {
 		return err
@@ -52,16 +52,13 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) (e
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("merged document: %v", err)}
 		}
 	}
-	db, err := openStore(pos[0], false)
-	if err != nil {
-		return err
-	}
-	defer closeStore(db, &err)
-	res, err := resolveConflict(ctx, db, pos[1], *winner, merged)
-	if err != nil {
-		return err
-	}
-	return writeLine(stdout, res)
+	return withStore(pos[0], false, func(db *localdb.DB) error {
+		res, err := resolveConflict(ctx, db, pos[1], *winner, merged)
+		if err != nil {
+			return err
+		}
+		return writeLine(stdout, res)
+	})
 }
 
 // resolution is what the resolve command prints.

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	create := fset.Bool("create", false, "create the store `LOCAL.db` if it does not exist")
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
-		return helpOK(err)
+		return err
 	}
 	if _, port, err := net.SplitHostPort(*addr); err != nil {
 		return usageErrorf("--addr %q is not host:port", *addr)

@@ -111,6 +111,18 @@ func docJSON(doc *couchdoc.Doc) (json.RawMessage, error) {
 	return doc.MarshalJSON()
 }
 
+// withStore opens the store at path (openStore's rules for create), runs
+// fn on it and closes it, returning fn's error or else the close's: the
+// one way a subcommand opens its store.
+func withStore(path string, create bool, fn func(db *localdb.DB) error) (err error) {
+	db, err := openStore(path, create)
+	if err != nil {
+		return err
+	}
+	defer closeStore(db, &err)
+	return fn(db)
+}
+
 // closeStore closes db, keeping the first error.
 func closeStore(db *localdb.DB, err *error) {
 	if cerr := db.Close(); cerr != nil && *err == nil {

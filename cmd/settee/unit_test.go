@@ -121,14 +121,14 @@ func TestStateLines(t *testing.T) {
 	refused := &url.Error{Op: "Get", URL: "http://h/db", Err: syscall.ECONNREFUSED}
 	var got []string
 	for _, ev := range []sync.Event{
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateStarting},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateOffline, Err: refused},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateStarting},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateOffline, Err: refused},
-		{Kind: sync.EventProgress, Replication: "pull", State: sync.StateOffline},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateActive},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateIdle},
-		{Kind: sync.EventState, Replication: "pull", State: sync.StateStopped},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateStarting}},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateOffline}, Err: refused},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateStarting}},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateOffline}, Err: refused},
+		{Kind: sync.EventProgress, Status: sync.Status{Replication: "pull", State: sync.StateOffline}},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateActive}},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateIdle}},
+		{Kind: sync.EventState, Status: sync.Status{Replication: "pull", State: sync.StateStopped}},
 	} {
 		prev, seen := p.last[ev.Replication]
 		p.last[ev.Replication] = ev

@@ -24,7 +24,7 @@ with.`,
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("version")
 	if _, err := parseFlags(fs, versionHelp, args, 0, 0, stdout); err != nil {
-		return helpOK(err)
+		return err
 	}
 	_, err := fmt.Fprintf(stdout, "settee %s\n", versionString())
 	return err

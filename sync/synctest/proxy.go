@@ -103,16 +103,21 @@ func (p *Proxy) Down() {
 // Up listens again on the same address.
 func (p *Proxy) Up() {
 	p.t.Helper()
+	p.serve(Relisten(p.t, p.addr))
+}
+
+// Relisten listens on addr again, a loopback address a server that went
+// down listened on (the port may take a moment to be free again).
+func Relisten(t testing.TB, addr string) net.Listener {
+	t.Helper()
 	var ln net.Listener
 	var err error
-	for range 50 { // the port may take a moment to be free again
-		if ln, err = net.Listen("tcp", p.addr); err == nil {
-			break
+	for range 50 {
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			return ln
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err != nil {
-		p.t.Fatalf("proxy up: %v", err)
-	}
-	p.serve(ln)
+	t.Fatalf("listen again on %s: %v", addr, err)
+	return nil
 }
