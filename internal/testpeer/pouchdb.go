@@ -107,16 +107,22 @@ func PouchDB(t testing.TB) *Server {
 
 func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	port := FreePort(t)
-	// keepalive.js lets it survive a client that aborts a multipart upload
-	// (a connection reset mid-body), which pouchdb-server 4.2.0 dies of.
-	keepalive := filepath.Join(RepoRoot(t), "internal", "testpeer", "keepalive.js")
-	cmd := exec.Command("node", "--require", keepalive, bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
+	cmd := PouchDBCommand(t, bin, port)
 	cmd.Dir = t.TempDir() // pouchdb-server writes its config and log files in its cwd
 	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
 	if err == nil {
 		s.Dir = cmd.Dir
 	}
 	return s, err
+}
+
+// PouchDBCommand is the command that runs pouchdb-server (bin, from
+// NodeBin) in memory on a loopback port, with keepalive.js, which lets it
+// survive a client that aborts a multipart upload (a connection reset
+// mid-body): pouchdb-server 4.2.0 dies of that, CouchDB serves on.
+func PouchDBCommand(t testing.TB, bin string, port int) *exec.Cmd {
+	keepalive := filepath.Join(RepoRoot(t), "internal", "testpeer", "keepalive.js")
+	return exec.Command("node", "--require", keepalive, bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
 }
 
 // startServer starts cmd and waits until GET url/ answers 200. A process

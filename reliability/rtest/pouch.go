@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"strconv"
+	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,7 +21,26 @@ type Pouch struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
-	out  *bytes.Buffer
+	out  *syncBuffer
+}
+
+// syncBuffer is the server's output: written by exec's copying goroutine,
+// read by failure messages while the server may still write.
+type syncBuffer struct {
+	mu gosync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // StartPouch starts a pouchdb-server; it is killed when the test ends.
@@ -38,8 +57,8 @@ func (p *Pouch) start(t testing.TB) {
 	t.Helper()
 	bin := testpeer.NodeBin(t, "pouchdb-server")
 	for attempt := 0; attempt < 50; attempt++ {
-		p.out = &bytes.Buffer{}
-		p.cmd = exec.Command(bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(p.port), "-n")
+		p.out = &syncBuffer{}
+		p.cmd = testpeer.PouchDBCommand(t, bin, p.port)
 		p.cmd.Dir = p.dir
 		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 		p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
