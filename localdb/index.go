@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/settee/settee/internal/mango"
 )
@@ -48,6 +49,28 @@ type storedIndex struct {
 type ixSet struct {
 	list []*storedIndex
 	gen  int64
+
+	membersOnce sync.Once
+	members     map[string]bool
+}
+
+// need returns the top-level members the set's keys are computed from, nil
+// when a partial filter selector may read any member (the whole body is
+// then decoded).
+func (s *ixSet) need() map[string]bool {
+	s.membersOnce.Do(func() {
+		m := map[string]bool{}
+		for _, ix := range s.list {
+			if ix.def.Partial != nil {
+				return
+			}
+			for _, f := range ix.def.Fields {
+				m[mango.TopField(f.Field)] = true
+			}
+		}
+		s.members = m
+	})
+	return s.members
 }
 
 func (s *ixSet) empty() bool { return s == nil || len(s.list) == 0 }
@@ -305,6 +328,7 @@ type builtEntry struct {
 func (w *wtx) buildIndex(ix *storedIndex) error {
 	after := int64(-1)
 	var key []byte
+	one := &ixSet{list: []*storedIndex{ix}}
 	var run []builtEntry
 	insertRun := func() error {
 		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
@@ -343,7 +367,7 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 			if mango.IsDesignID(id) {
 				continue
 			}
-			doc, err := decodeForIndex(id, rev, body)
+			doc, err := decodeMembers(one, id, rev, body)
 			if err != nil {
 				continue // not an object: in no index
 			}
@@ -375,6 +399,23 @@ func entryKey(dst []byte, def *mango.Index, doc map[string]any, id string) ([]by
 		return dst, false
 	}
 	return append(append(dst, 0), id...), true
+}
+
+// decodeMembers decodes what the indexes of set read from a stored body:
+// only the members their fields start with (see ixSet.need), or the whole
+// body as decodeForIndex does. Keys computed from either are the same; the
+// invariant check computes them from the whole body.
+func decodeMembers(set *ixSet, id, rev string, body []byte) (map[string]any, error) {
+	names := set.need()
+	if names == nil {
+		return decodeForIndex(id, rev, body)
+	}
+	m, err := mango.DecodeMembers(body, names)
+	if err != nil {
+		return decodeForIndex(id, rev, body)
+	}
+	m["_id"], m["_rev"] = id, rev
+	return m, nil
 }
 
 // decodeForIndex decodes a stored body as the indexer sees it, with _id and

@@ -34,7 +34,7 @@ func insertRevsQuery(rows int) string {
 }
 
 func insertEntriesQuery(rows int) string {
-	return multiInsert("INSERT INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
+	return multiInsert("INSERT OR IGNORE INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
 }
 
 var (
