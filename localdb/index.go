@@ -333,7 +333,7 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 	insertRun := func() error {
 		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
 		for i, e := range run {
-			w.pend.entries = append(w.pend.entries, ix.id, e.key, e.docID)
+			w.pend.entries = append(w.pend.entries, entryRow{ix.id, e.key, e.docID})
 			if (i+1)%(10*pendingChunk) == 0 {
 				if err := w.flush(); err != nil {
 					return err

@@ -65,7 +65,7 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 			}
 		}
 		if ok {
-			w.pend.entries = append(w.pend.entries, ix.id, bytes.Clone(key), st.docID)
+			w.addEntry(ix.id, key, st.docID)
 		}
 	}
 	w.keyBuf = key

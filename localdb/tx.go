@@ -35,6 +35,8 @@ type wtx struct {
 	oldKeys   [][]byte
 	oldKeysOf *docState
 	keyBuf    []byte
+	// keyArena holds the keys of buffered entries (see addEntry).
+	keyArena []byte
 	// lazy lets replicated stubs the store lacks be recorded as missing
 	// (BulkDocsLazy).
 	lazy bool

@@ -77,6 +77,16 @@ type Index struct {
 	// PartialRaw its JSON.
 	Partial    *Selector
 	PartialRaw map[string]any
+	// paths are the Fields' split paths, when the parser has set them.
+	paths [][]string
+}
+
+// setPaths records the split paths of ix.Fields.
+func (ix *Index) setPaths() {
+	ix.paths = make([][]string, len(ix.Fields))
+	for i, f := range ix.Fields {
+		ix.paths[i] = splitPath(f.Field)
+	}
 }
 
 // View returns the view CouchDB stores for the index in its design doc:
@@ -138,8 +148,14 @@ func (ix *Index) Entry(dst []byte, doc map[string]any) (key []byte, ok bool) {
 	if ix.Partial != nil && !ix.Partial.Match(doc) {
 		return dst, false
 	}
-	for _, f := range ix.Fields {
-		v, found := Lookup(doc, f.Field)
+	for i, f := range ix.Fields {
+		var v any
+		var found bool
+		if len(ix.paths) == len(ix.Fields) {
+			v, found = lookup(doc, true, ix.paths[i])
+		} else {
+			v, found = Lookup(doc, f.Field)
+		}
 		if !found {
 			return dst, false
 		}
@@ -175,6 +191,7 @@ func ParseIndexDef(v any) (*Index, error) {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid index definition: fields must not be empty")
 	}
 	ix := &Index{Fields: fields}
+	ix.setPaths()
 	for k, pv := range obj {
 		switch k {
 		case "fields":
@@ -243,6 +260,7 @@ func parseView(ddoc, name string, raw json.RawMessage) *Index {
 		return nil
 	}
 	ix := &Index{DDoc: ddoc, Name: name, Fields: fields}
+	ix.setPaths()
 	if len(v.Map.Partial) > 0 && string(v.Map.Partial) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(v.Map.Partial))
 		dec.UseNumber()

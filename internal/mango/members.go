@@ -51,11 +51,21 @@ func DecodeMembers(body []byte, names map[string]bool) (map[string]any, error) {
 		if vend < 0 {
 			return nil, errNotObject
 		}
-		key, ok := memberName(rawKey, esc)
-		if !ok {
-			return nil, errNotObject
+		var key string
+		switch {
+		case !esc && isPlainString(rawKey[1:len(rawKey)-1]):
+			if !names[string(rawKey[1:len(rawKey)-1])] { // no allocation
+				break
+			}
+			key = string(rawKey[1 : len(rawKey)-1])
+		default:
+			if k, ok := memberName(rawKey, esc); !ok {
+				return nil, errNotObject
+			} else if names[k] {
+				key = k
+			}
 		}
-		if names[key] {
+		if key != "" || (names[""] && len(rawKey) == 2) {
 			v, err := decodeValue(body[i:vend])
 			if err != nil {
 				return nil, err
@@ -194,14 +204,25 @@ func skipSpace(b []byte, i int) int {
 // quote), -1 when unterminated, and whether it has escapes.
 func skipString(b []byte, i int) (int, bool) {
 	esc := false
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			esc = true
-			j++
-		case '"':
-			return j + 1, esc
+	for j := i + 1; j < len(b); {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1, esc
 		}
+		seg := b[j : j+k]
+		if bytes.IndexByte(seg, '\\') < 0 {
+			return j + k + 1, esc
+		}
+		esc = true
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for n < len(seg) && seg[len(seg)-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + k + 1, esc
+		}
+		j += k + 1
 	}
 	return -1, esc
 }
