@@ -91,8 +91,8 @@ func (ix *Index) setPaths() {
 
 // View returns the view CouchDB stores for the index in its design doc:
 // {"map": {"fields": {...}, "partial_filter_selector": {...}},
-// "reduce": "_count", "options": {"def": {...}}}; def is the index
-// definition as the user gave it.
+// "reduce": "_count", "options": {"def": {...}}}; the map's selector is
+// normalized, def is the index definition as the user gave it.
 func (ix *Index) View(def json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"map":{"fields":{`)
@@ -109,11 +109,7 @@ func (ix *Index) View(def json.RawMessage) json.RawMessage {
 		}
 	}
 	b.WriteString(`},"partial_filter_selector":`)
-	p := ix.PartialRaw
-	if p == nil {
-		p = map[string]any{}
-	}
-	pj, _ := json.Marshal(p)
+	pj, _ := json.Marshal(ix.partialNormalized())
 	b.Write(pj)
 	b.WriteString(`},"reduce":"_count","options":{"def":`)
 	b.Write(def)
@@ -125,10 +121,20 @@ func (ix *Index) View(def json.RawMessage) json.RawMessage {
 // partial_filter_selector when it has one.
 func (ix *Index) DefJSON() map[string]any {
 	def := map[string]any{"fields": SortJSON(ix.Fields)}
-	if len(ix.PartialRaw) > 0 {
-		def["partial_filter_selector"] = ix.PartialRaw
+	if ix.Partial != nil {
+		def["partial_filter_selector"] = ix.partialNormalized()
 	}
 	return def
+}
+
+// partialNormalized is the partial filter selector as CouchDB stores and
+// lists it, normalized ({"done": true} is {"done": {"$eq": true}}); {}
+// when there is none.
+func (ix *Index) partialNormalized() map[string]any {
+	if ix.Partial == nil {
+		return map[string]any{}
+	}
+	return ix.Partial.Normalized()
 }
 
 // Columns returns the indexed fields' names.
