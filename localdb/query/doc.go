@@ -29,7 +29,9 @@
 // is no_usable_index.
 //
 // Design documents are never in _find's answers, as in CouchDB. The
-// _all_docs index orders ids by bytes, as the store does; selectors
-// compare strings with the ICU-like collation of package mango, so only
-// $eq on _id bounds an _all_docs scan.
+// _all_docs index orders ids by bytes, as the store does, and, as in
+// CouchDB, conditions on the top-level _id compare by raw term order
+// (mango.CompareRaw: ids by bytes) where every other field uses the
+// ICU-like collation of package mango; so _id's $eq, $gt, $gte, $lt and
+// $lte bound an _all_docs scan to a byte range.
 package query

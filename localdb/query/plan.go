@@ -54,7 +54,7 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 	}
 	if len(candidates) > 0 {
 		p.index = best(candidates, conj)
-	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && fieldRange(conj, "_id").bounded()) {
+	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && rawRange(conj, "_id").bounded()) {
 		// _all_docs sorts by _id only when the selector bounds _id.
 		return nil, ErrNoUsableIndex
 	} else {
@@ -270,21 +270,59 @@ func (p *plan) ensureBounds() {
 	}
 }
 
-// allDocsRange bounds an _all_docs scan by an $eq on _id.
+// allDocsRange bounds an _all_docs scan by the conditions on _id, which
+// CouchDB compares by raw term order (mango.CompareRaw): string bounds
+// are byte ranges of ids, as _all_docs orders them; every string is above
+// any other value, so a non-string lower bound bounds nothing and a
+// non-string upper bound excludes every id.
 func (p *plan) allDocsRange(conj []mango.Conjunct) {
-	r := fieldRange(conj, "_id")
+	r := rawRange(conj, "_id")
 	p.endOpen = true
-	switch {
-	case r.isEmpty():
-		p.empty = true
-	case r.isEq():
-		id, ok := r.low.(string)
+	if r.hasLow {
+		if id, ok := r.low.(string); ok {
+			p.scan.Start = []byte(id)
+			if !r.lowIncl {
+				p.scan.Start = append(p.scan.Start, 0)
+			}
+			p.startKey = []any{id}
+		}
+	}
+	if r.hasHigh {
+		id, ok := r.high.(string)
 		if !ok {
 			p.empty = true
 			return
 		}
-		p.scan.Start = []byte(id)
-		p.scan.End = append([]byte(id), 0)
-		p.startKey, p.endKey, p.endOpen = []any{id}, []any{id}, false
+		p.scan.End = []byte(id)
+		if r.highIncl {
+			p.scan.End = append(p.scan.End, 0)
+		}
+		p.endKey, p.endOpen = []any{id}, false
 	}
+	if p.scan.Start != nil && p.scan.End != nil && string(p.scan.Start) >= string(p.scan.End) {
+		p.empty = true
+	}
+}
+
+// rawRange is fieldRange with CouchDB's raw comparison of _id.
+func rawRange(conj []mango.Conjunct, field string) rng {
+	var r rng
+	for _, c := range conj {
+		if c.Field != field {
+			continue
+		}
+		low, high := c.Op == "$eq" || c.Op == "$gt" || c.Op == "$gte", c.Op == "$eq" || c.Op == "$lt" || c.Op == "$lte"
+		incl := c.Op == "$eq" || c.Op == "$gte" || c.Op == "$lte"
+		if low {
+			if cmp := mango.CompareRaw(c.Arg, r.low); !r.hasLow || cmp > 0 || cmp == 0 && !incl {
+				r.low, r.lowIncl, r.hasLow = c.Arg, incl, true
+			}
+		}
+		if high {
+			if cmp := mango.CompareRaw(c.Arg, r.high); !r.hasHigh || cmp < 0 || cmp == 0 && !incl {
+				r.high, r.highIncl, r.hasHigh = c.Arg, incl, true
+			}
+		}
+	}
+	return r
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/settee/settee/internal/mango"
 )
@@ -98,8 +99,17 @@ func parseRequest(body []byte) (*request, error) {
 	if v, ok := m["use_index"]; ok {
 		switch x := v.(type) {
 		case string:
-			if x != "" {
-				req.useIndex = []string{x}
+			// "ddoc", "_design/ddoc", "ddoc/name" or "_design/ddoc/name".
+			parts := strings.Split(x, "/")
+			if len(parts) > 1 && parts[0] == "_design" {
+				parts = parts[1:]
+			}
+			switch {
+			case x == "":
+			case len(parts) > 2:
+				return nil, mangoError(http.StatusBadRequest, "invalid_index_name", "Invalid index name: %s", x)
+			default:
+				req.useIndex = parts
 			}
 		case []any:
 			if len(x) > 2 {
