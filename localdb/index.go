@@ -34,7 +34,7 @@ import (
 
 // mangoKeyVersion names the key encoding of mango_entries; Open rebuilds
 // the indexes of a file written with another.
-const mangoKeyVersion = "2"
+const mangoKeyVersion = "3"
 
 // storedIndex is an index and its mango_indexes row.
 type storedIndex struct {

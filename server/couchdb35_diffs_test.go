@@ -62,9 +62,6 @@ var couchDBGaps = map[string][]string{
 		"couchdb35-extra/find#28", "couchdb35-extra/find#29", "couchdb35-extra/find#30",
 		"couchdb35-extra/find#34", "couchdb35-extra/find#39", "couchdb35-extra/find#41",
 	},
-	"_explain's shape differs: fields as a list, index_candidates, selector_hints, allow_fallback and mrargs' types are not CouchDB's yet.": {
-		"couchdb35-extra/find#50", "couchdb35-extra/find#51",
-	},
 }
 
 // couchDBDifferences indexes couchDBDifferenceReasons and couchDBGaps by

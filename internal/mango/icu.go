@@ -1,6 +1,9 @@
 package mango
 
-import "unicode/utf8"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // CouchDB compares strings with ICU's root collation (the Unicode Collation
 // Algorithm with CLDR's root order). We approximate it without tables:
@@ -11,6 +14,9 @@ import "unicode/utf8"
 //     ("a" < "B" < "c").
 //   - Strings equal but for case compare letter by letter, lowercase first
 //     ("a" < "A", "ab" < "aB" < "Ab"), ICU's tertiary level.
+//   - Other symbols and punctuation (Unicode categories S and P: "☃",
+//     "🚀", "∑", "«") sort after the ASCII ones and before digits, as in
+//     ICU, by code point among themselves.
 //   - Other characters sort after all ASCII, by code point. ICU would sort
 //     "é" with "e" and scripts in their own order; we do not.
 //   - Control characters are not ignored as ICU ignores them; every distinct
@@ -27,6 +33,13 @@ const asciiOrder = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 // tertiary is 2 for uppercase letters, else 1.
 var primary, tertiary [128]byte
 
+// symbolMark is the primary byte before the code point of a non-ASCII
+// symbol or punctuation character: after ASCII symbols, before digits.
+// otherMark, above every ASCII weight, precedes other non-ASCII characters.
+var symbolMark byte
+
+const otherMark = 0x80
+
 func init() {
 	w := byte(1)
 	for c := 0; c < 32; c++ { // control characters first
@@ -39,6 +52,8 @@ func init() {
 		primary[asciiOrder[i]] = w
 		w++
 	}
+	symbolMark = w
+	w++
 	for c := '0'; c <= '9'; c++ {
 		primary[c] = w
 		w++
@@ -56,12 +71,21 @@ func init() {
 	}
 }
 
-// weight returns a rune's primary weight: ASCII below 0x80, others above.
+// weight returns a rune's primary weight: its first key byte, then its
+// code point for non-ASCII runes (see appendStringKey).
 func weight(r rune) uint32 {
 	if r < utf8.RuneSelf {
-		return uint32(primary[r])
+		return uint32(primary[r]) << 24
 	}
-	return 0x100 + uint32(r)
+	return uint32(mark(r))<<24 | uint32(r)
+}
+
+// mark is the key byte before a non-ASCII rune's code point.
+func mark(r rune) byte {
+	if unicode.IsSymbol(r) || unicode.IsPunct(r) {
+		return symbolMark
+	}
+	return otherMark
 }
 
 func tert(r rune) byte {
@@ -129,7 +153,7 @@ func appendStringKey(dst []byte, s string) []byte {
 		if r < utf8.RuneSelf {
 			dst = append(dst, primary[r])
 		} else {
-			dst = append(dst, 0x80, byte(r>>16), byte(r>>8), byte(r))
+			dst = append(dst, mark(r), byte(r>>16), byte(r>>8), byte(r))
 		}
 		i += n
 	}

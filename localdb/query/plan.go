@@ -46,9 +46,12 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 				named = append(named, ix)
 			}
 		}
-		if len(named) > 0 {
+		switch {
+		case len(named) > 0:
 			candidates = named
-		} else {
+		case !req.allowFallback:
+			return nil, useIndexError(req.useIndex)
+		default:
 			p.warnings = append(p.warnings, useIndexWarning(req.useIndex))
 		}
 	}
@@ -56,6 +59,9 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 		p.index = best(candidates, conj)
 	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && rawRange(conj, "_id").bounded()) {
 		// _all_docs sorts by _id only when the selector bounds _id.
+		if !req.allowFallback {
+			return nil, useIndexError(nil)
+		}
 		return nil, ErrNoUsableIndex
 	} else {
 		p.warnings = append(p.warnings, warnNoIndex)
@@ -82,6 +88,19 @@ func useIndexWarning(ui []string) string {
 		return ui[0] + " was not used because it does not contain a valid index for this query."
 	}
 	return ui[0] + ", " + ui[1] + " was not used because it is not a valid index for this query."
+}
+
+// useIndexError is CouchDB's answer when allow_fallback is false and
+// use_index names no index that can serve the query (or, with none named,
+// no index can).
+func useIndexError(ui []string) error {
+	switch len(ui) {
+	case 0:
+		return mangoError(http.StatusBadRequest, "invalid_index", "You must specify an index with the `use_index` parameter.")
+	case 1:
+		return mangoError(http.StatusBadRequest, "invalid_index", "%s specified by `use_index` could not be found or it is not suitable.", ui[0])
+	}
+	return mangoError(http.StatusBadRequest, "invalid_index", "%s, %s specified by `use_index` could not be found or it is not suitable.", ui[0], ui[1])
 }
 
 // usable: every column the selector requires (but for sort fields, _id and
