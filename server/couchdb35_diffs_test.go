@@ -58,9 +58,11 @@ var couchDBDifferenceReasons = map[string][]string{
 // listed so that the replay passes while they are open, and fail it once
 // fixed, like the deliberate ones.
 var couchDBGaps = map[string][]string{
-	"The planner uses fewer indexes than CouchDB: not for $elemMatch, $all, $size, $allMatch on an indexed array field, nor for $nin or $nor where CouchDB reads an index on the field; results then come in _id order with a warning.": {
-		"couchdb35-extra/find#28", "couchdb35-extra/find#29", "couchdb35-extra/find#30",
-		"couchdb35-extra/find#34", "couchdb35-extra/find#39", "couchdb35-extra/find#41",
+	"CouchDB 3.5 answers from the index alone when it covers the requested fields (no document examined, so no examined-to-returned warning); we read each document, count it and warn.": {
+		"couchdb35-extra/find#28", "couchdb35-extra/find#29", "couchdb35-extra/find#34", "couchdb35-extra/find#41",
+	},
+	"Accented Latin letters collate after ASCII here; ICU sorts them with their base letter (\"ñandú\" before \"replicate\"), so an index on such strings orders a few rows differently.": {
+		"couchdb35-extra/find#30",
 	},
 }
 

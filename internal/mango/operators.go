@@ -115,7 +115,11 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(v any, found bool) bool { return !c(v, found) }, nil
+		if path == "" {
+			return func(v any, found bool) bool { return !c(v, found) }, nil
+		}
+		// As every condition on a field, it needs the field (CouchDB).
+		return func(v any, found bool) bool { return found && !c(v, found) }, nil
 	case "$elemMatch", "$allMatch", "$keyMapMatch":
 		obj, ok := arg.(map[string]any)
 		if !ok {
