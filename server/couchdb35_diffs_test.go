@@ -61,9 +61,6 @@ var couchDBGaps = map[string][]string{
 	"CouchDB 3.5 answers from the index alone when it covers the requested fields (no document examined, so no examined-to-returned warning); we read each document, count it and warn.": {
 		"couchdb35-extra/find#28", "couchdb35-extra/find#29", "couchdb35-extra/find#34", "couchdb35-extra/find#41",
 	},
-	"Accented Latin letters collate after ASCII here; ICU sorts them with their base letter (\"ñandú\" before \"replicate\"), so an index on such strings orders a few rows differently.": {
-		"couchdb35-extra/find#30",
-	},
 }
 
 // couchDBDifferences indexes couchDBDifferenceReasons and couchDBGaps by
