@@ -75,6 +75,7 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		return nil, err
 	}
 	st := &Stats{}
+	need := neededMembers(req)
 	var last []byte
 	skip := req.skip
 	if !p.empty && req.limit > 0 {
@@ -85,7 +86,7 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 				return true, nil // CouchDB leaves design docs out of _find
 			}
 			st.TotalDocsExamined++
-			doc, err := decodeDoc(row)
+			doc, err := decodeMembers(row, need)
 			if err != nil || !req.selector.Match(doc) {
 				return true, nil
 			}
