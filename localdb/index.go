@@ -14,7 +14,13 @@ package localdb
 // Entries are written in the transaction that changes a document's winning
 // revision: only winning, non-deleted revisions of documents that are not
 // design documents are indexed, and only when they have every indexed field
-// and match the partial filter selector. A design document whose winner
+// and match the partial filter selector. The write path keeps this cheap:
+// it decodes only the members the indexes read (mango.DecodeMembers), an
+// index whose key for the document did not change is not written, and new
+// entries are buffered, sorted by index and key, and inserted with
+// multi-row INSERT OR IGNORE statements at the next flush (OR IGNORE: an
+// INSERT that could abort half way needs a statement journal, which copied
+// every index page it touched). A design document whose winner
 // gains, changes or loses a query view (a local write or a replicated one)
 // creates, rebuilds or drops its indexes in the same transaction; creating
 // one reads every live document once. Open rebuilds every index when the
