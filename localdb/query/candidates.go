@@ -63,7 +63,7 @@ func candidates(db *localdb.DB, req *request, p *plan) []candidate {
 			e.reason, e.group = "field_mismatch", 3
 		case !canUseSort(ix.Columns(), sortFields, conj):
 			e.reason, e.group = "sort_order_mismatch", 3
-		case len(req.useIndex) > 0 && !(ix.DDoc == req.useIndex[0] && (len(req.useIndex) == 1 || ix.Name == req.useIndex[1])):
+		case len(req.useIndex) > 0 && !p.fellBack && !(ix.DDoc == req.useIndex[0] && (len(req.useIndex) == 1 || ix.Name == req.useIndex[1])):
 			e.usable, e.reason, e.group = true, "excluded_by_user", 2
 		default:
 			e.usable = true
@@ -73,6 +73,9 @@ func candidates(db *localdb.DB, req *request, p *plan) []candidate {
 	}
 	if p.index != nil {
 		e := &entry{usable: true, reason: "unfavored_type", group: 1}
+		if len(req.useIndex) > 0 && !p.fellBack {
+			e.reason, e.group = "excluded_by_user", 2
+		}
 		if len(req.sort) > 0 {
 			switch {
 			case !slices.ContainsFunc(conj, func(c mango.Conjunct) bool { return c.Field == "_id" }):

@@ -21,6 +21,9 @@ type plan struct {
 	startKey, endKey []any
 	endOpen          bool
 	warnings         []string
+	// fellBack is set when use_index named no index that can serve the
+	// query and another was used.
+	fellBack bool
 }
 
 // makePlan picks the index and the key range, as CouchDB 3 does (see the
@@ -53,6 +56,7 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 			return nil, useIndexError(req.useIndex)
 		default:
 			p.warnings = append(p.warnings, useIndexWarning(req.useIndex))
+			p.fellBack = true
 		}
 	}
 	if len(candidates) > 0 {
