@@ -41,6 +41,15 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 		}
 	}
 	p := &plan{}
+	if len(req.useIndex) == 0 && !req.allowFallback {
+		// CouchDB 3.5 then wants more than one usable index, _all_docs
+		// counted (usable with no sort, or a sort on _id it can serve).
+		allDocs := len(sortFields) == 0 ||
+			slices.Equal(sortFields, []string{"_id"}) && slices.ContainsFunc(conj, func(c mango.Conjunct) bool { return c.Field == "_id" })
+		if n := len(candidates); allDocs && n < 1 || !allDocs && n < 2 {
+			return nil, useIndexError(nil)
+		}
+	}
 	if len(req.useIndex) > 0 {
 		var named []*mango.Index
 		for _, ix := range db.Indexes() {
@@ -63,9 +72,6 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 		p.index = best(candidates, conj)
 	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && rawRange(conj, "_id").bounded()) {
 		// _all_docs sorts by _id only when the selector bounds _id.
-		if !req.allowFallback {
-			return nil, useIndexError(nil)
-		}
 		return nil, ErrNoUsableIndex
 	} else {
 		p.warnings = append(p.warnings, warnNoIndex)
