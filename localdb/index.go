@@ -14,7 +14,13 @@ package localdb
 // Entries are written in the transaction that changes a document's winning
 // revision: only winning, non-deleted revisions of documents that are not
 // design documents are indexed, and only when they have every indexed field
-// and match the partial filter selector. A design document whose winner
+// and match the partial filter selector. The write path keeps this cheap:
+// it decodes only the members the indexes read (mango.DecodeMembers), an
+// index whose key for the document did not change is not written, and new
+// entries are buffered, sorted by index and key, and inserted with
+// multi-row INSERT OR IGNORE statements at the next flush (OR IGNORE: an
+// INSERT that could abort half way needs a statement journal, which copied
+// every index page it touched). A design document whose winner
 // gains, changes or loses a query view (a local write or a replicated one)
 // creates, rebuilds or drops its indexes in the same transaction; creating
 // one reads every live document once. Open rebuilds every index when the
@@ -27,13 +33,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/settee/settee/internal/mango"
 )
 
 // mangoKeyVersion names the key encoding of mango_entries; Open rebuilds
 // the indexes of a file written with another.
-const mangoKeyVersion = "2"
+const mangoKeyVersion = "3"
 
 // storedIndex is an index and its mango_indexes row.
 type storedIndex struct {
@@ -48,6 +55,28 @@ type storedIndex struct {
 type ixSet struct {
 	list []*storedIndex
 	gen  int64
+
+	membersOnce sync.Once
+	members     map[string]bool
+}
+
+// need returns the top-level members the set's keys are computed from, nil
+// when a partial filter selector may read any member (the whole body is
+// then decoded).
+func (s *ixSet) need() map[string]bool {
+	s.membersOnce.Do(func() {
+		m := map[string]bool{}
+		for _, ix := range s.list {
+			if ix.def.Partial != nil {
+				return
+			}
+			for _, f := range ix.def.Fields {
+				m[mango.TopField(f.Field)] = true
+			}
+		}
+		s.members = m
+	})
+	return s.members
 }
 
 func (s *ixSet) empty() bool { return s == nil || len(s.list) == 0 }
@@ -305,11 +334,12 @@ type builtEntry struct {
 func (w *wtx) buildIndex(ix *storedIndex) error {
 	after := int64(-1)
 	var key []byte
+	one := &ixSet{list: []*storedIndex{ix}}
 	var run []builtEntry
 	insertRun := func() error {
 		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
 		for i, e := range run {
-			w.pend.entries = append(w.pend.entries, ix.id, e.key, e.docID)
+			w.pend.entries = append(w.pend.entries, entryRow{ix.id, e.key, e.docID})
 			if (i+1)%(10*pendingChunk) == 0 {
 				if err := w.flush(); err != nil {
 					return err
@@ -343,7 +373,7 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 			if mango.IsDesignID(id) {
 				continue
 			}
-			doc, err := decodeForIndex(id, rev, body)
+			doc, err := decodeMembers(one, id, rev, body)
 			if err != nil {
 				continue // not an object: in no index
 			}
@@ -375,6 +405,23 @@ func entryKey(dst []byte, def *mango.Index, doc map[string]any, id string) ([]by
 		return dst, false
 	}
 	return append(append(dst, 0), id...), true
+}
+
+// decodeMembers decodes what the indexes of set read from a stored body:
+// only the members their fields start with (see ixSet.need), or the whole
+// body as decodeForIndex does. Keys computed from either are the same; the
+// invariant check computes them from the whole body.
+func decodeMembers(set *ixSet, id, rev string, body []byte) (map[string]any, error) {
+	names := set.need()
+	if names == nil {
+		return decodeForIndex(id, rev, body)
+	}
+	m, err := mango.DecodeMembers(body, names)
+	if err != nil {
+		return decodeForIndex(id, rev, body)
+	}
+	m["_id"], m["_rev"] = id, rev
+	return m, nil
 }
 
 // decodeForIndex decodes a stored body as the indexer sees it, with _id and

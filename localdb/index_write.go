@@ -1,6 +1,7 @@
 package localdb
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,9 +12,15 @@ import (
 
 // reindex brings the indexes in line with a document whose tree was just
 // saved: called by saveDoc with the winner before the write (oldWin, ""
-// for a new document, and whether it was live). Nothing is done when the
-// winner did not change.
+// for a new document, and whether it was live), after unindex. Nothing is
+// done when the winner did not change; an index whose key for the document
+// is the same for the old and the new winner is not written.
 func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node, bodies []revWrite) error {
+	old := w.oldKeys
+	if w.oldKeysOf != st {
+		old = nil
+	}
+	w.oldKeysOf = nil
 	newWin := wn.Rev.String()
 	st.win = newWin
 	if newWin == oldWin && oldLive == !wn.Deleted {
@@ -24,38 +31,54 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	if set.empty() && !design {
 		return nil
 	}
-	var body []byte
+	var doc map[string]any
 	if !wn.Deleted {
-		var err error
-		if body, err = w.winnerBody(st, newWin, bodies); err != nil {
+		body, err := w.winnerBody(st, newWin, bodies)
+		if err != nil {
 			return err
 		}
+		if design {
+			return w.designChanged(st.id, body)
+		}
+		if doc, err = decodeMembers(set, st.id, newWin, body); err != nil {
+			doc = nil // not an object: in no index
+		}
+	} else if design {
+		return w.designChanged(st.id, nil)
 	}
-	if design {
-		return w.designChanged(st.id, body)
-	}
-	if wn.Deleted {
-		return nil
-	}
-	doc, err := decodeForIndex(st.id, newWin, body)
-	if err != nil {
-		return nil // not an object: in no index
-	}
-	var key []byte
-	for _, ix := range set.list {
+	key := w.keyBuf[:0]
+	for i, ix := range set.list {
 		var ok bool
-		if key, ok = entryKey(key[:0], ix.def, doc, st.id); ok {
-			w.pend.entries = append(w.pend.entries, ix.id, append([]byte(nil), key...), st.docID)
+		if doc != nil {
+			key, ok = entryKey(key[:0], ix.def, doc, st.id)
+		}
+		var prev []byte
+		if old != nil {
+			prev = old[i]
+		}
+		if ok && prev != nil && bytes.Equal(key, prev) {
+			continue // the entry stays as it is
+		}
+		if prev != nil {
+			if _, err := w.exec(qDeleteEntry, ix.id, prev); err != nil {
+				return fmt.Errorf("unindex %q: %w", st.id, err)
+			}
+		}
+		if ok {
+			w.addEntry(ix.id, key, st.docID)
 		}
 	}
+	w.keyBuf = key
 	return nil
 }
 
-// unindex deletes the entries of a document's old winner when the winner
-// changes: the keys are computed again from its body (entries hold exactly
-// what the definitions give for the winner, see CheckInvariants), so the
-// entries need no index by document.
+// unindex computes the keys of a document's old winner when the winner
+// changes, before its body may be stemmed away, for reindex to replace:
+// the keys are computed again from its body (entries hold exactly what the
+// definitions give for the winner, see CheckInvariants), so the entries
+// need no index by document.
 func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node) error {
+	w.oldKeysOf = nil
 	if !oldLive || st.docID == 0 || mango.IsDesignID(st.id) || (wn.Rev.String() == oldWin && !wn.Deleted) {
 		return nil
 	}
@@ -67,19 +90,19 @@ func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	if err != nil {
 		return err
 	}
-	doc, err := decodeForIndex(st.id, oldWin, body)
+	doc, err := decodeMembers(set, st.id, oldWin, body)
 	if err != nil {
 		return nil // not an object: in no index
 	}
-	var key []byte
+	w.oldKeys = w.oldKeys[:0]
 	for _, ix := range set.list {
-		var ok bool
-		if key, ok = entryKey(key[:0], ix.def, doc, st.id); ok {
-			if _, err := w.exec(qDeleteEntry, ix.id, key); err != nil {
-				return fmt.Errorf("unindex %q: %w", st.id, err)
-			}
+		if key, ok := entryKey(nil, ix.def, doc, st.id); ok {
+			w.oldKeys = append(w.oldKeys, key)
+		} else {
+			w.oldKeys = append(w.oldKeys, nil)
 		}
 	}
+	w.oldKeysOf = st
 	return nil
 }
 

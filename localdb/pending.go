@@ -1,7 +1,10 @@
 package localdb
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -34,7 +37,7 @@ func insertRevsQuery(rows int) string {
 }
 
 func insertEntriesQuery(rows int) string {
-	return multiInsert("INSERT INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
+	return multiInsert("INSERT OR IGNORE INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
 }
 
 var (
@@ -47,7 +50,14 @@ var (
 type pending struct {
 	docs    []any
 	revs    []any
-	entries []any // mango_entries rows
+	entries []entryRow // mango_entries rows
+}
+
+// entryRow is a buffered mango_entries row.
+type entryRow struct {
+	ix    int64
+	key   []byte
+	docID int64
 }
 
 func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 }
@@ -82,7 +92,7 @@ func (w *wtx) flush() error {
 	if err := w.flushRows(revs, revCols, qInsertRevsChunk, insertRevsQuery); err != nil {
 		return fmt.Errorf("insert revs: %w", err)
 	}
-	if err := w.flushRows(entries, entryCols, qInsertEntriesChunk, insertEntriesQuery); err != nil {
+	if err := w.flushEntries(entries); err != nil {
 		return fmt.Errorf("insert index entries: %w", err)
 	}
 	return nil
@@ -111,6 +121,56 @@ func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int)
 			return err
 		}
 		args = args[n*cols:]
+	}
+	return nil
+}
+
+// addEntry buffers an index entry; key is copied.
+func (w *wtx) addEntry(ix int64, key []byte, docID int64) {
+	if len(w.keyArena)+len(key) > cap(w.keyArena) {
+		w.keyArena = make([]byte, 0, max(64<<10, len(key)))
+	}
+	start := len(w.keyArena)
+	w.keyArena = append(w.keyArena, key...)
+	w.pend.entries = append(w.pend.entries, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], docID})
+}
+
+// flushEntries inserts buffered index entries, sorted by index then key:
+// a batch's entries then go along each index's B-tree, page after page,
+// rather than each to a random page.
+func (w *wtx) flushEntries(rows []entryRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b entryRow) int {
+		if a.ix != b.ix {
+			return cmp.Compare(a.ix, b.ix)
+		}
+		return bytes.Compare(a.key, b.key)
+	})
+	args := make([]any, 0, min(len(rows), pendingChunk)*entryCols)
+	for len(rows) > 0 {
+		n := pendingChunk
+		q := qInsertEntriesChunk
+		if len(rows) < pendingChunk {
+			n = 1
+			for n*2 <= len(rows) {
+				n *= 2
+			}
+			q = insertEntriesQuery(n)
+		}
+		s, err := w.bind(q)
+		if err != nil {
+			return err
+		}
+		args = args[:0]
+		for _, r := range rows[:n] {
+			args = append(args, r.ix, r.key, r.docID)
+		}
+		if _, err := s.ExecContext(w.ctx, args...); err != nil {
+			return err
+		}
+		rows = rows[n:]
 	}
 	return nil
 }

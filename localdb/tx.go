@@ -29,6 +29,14 @@ type wtx struct {
 	// ixs is the index set as changed by this transaction (nil: unchanged),
 	// published on commit.
 	ixs *ixSet
+	// oldKeys are the index keys of oldKeysOf's old winner, one per index
+	// of the set (nil: not in it), from unindex for reindex; keyBuf is
+	// reindex's scratch key.
+	oldKeys   [][]byte
+	oldKeysOf *docState
+	keyBuf    []byte
+	// keyArena holds the keys of buffered entries (see addEntry).
+	keyArena []byte
 	// lazy lets replicated stubs the store lacks be recorded as missing
 	// (BulkDocsLazy).
 	lazy bool

@@ -77,12 +77,22 @@ type Index struct {
 	// PartialRaw its JSON.
 	Partial    *Selector
 	PartialRaw map[string]any
+	// paths are the Fields' split paths, when the parser has set them.
+	paths [][]string
+}
+
+// setPaths records the split paths of ix.Fields.
+func (ix *Index) setPaths() {
+	ix.paths = make([][]string, len(ix.Fields))
+	for i, f := range ix.Fields {
+		ix.paths[i] = splitPath(f.Field)
+	}
 }
 
 // View returns the view CouchDB stores for the index in its design doc:
 // {"map": {"fields": {...}, "partial_filter_selector": {...}},
-// "reduce": "_count", "options": {"def": {...}}}; def is the index
-// definition as the user gave it.
+// "reduce": "_count", "options": {"def": {...}}}; the map's selector is
+// normalized, def is the index definition as the user gave it.
 func (ix *Index) View(def json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	b.WriteString(`{"map":{"fields":{`)
@@ -99,11 +109,7 @@ func (ix *Index) View(def json.RawMessage) json.RawMessage {
 		}
 	}
 	b.WriteString(`},"partial_filter_selector":`)
-	p := ix.PartialRaw
-	if p == nil {
-		p = map[string]any{}
-	}
-	pj, _ := json.Marshal(p)
+	pj, _ := json.Marshal(ix.partialNormalized())
 	b.Write(pj)
 	b.WriteString(`},"reduce":"_count","options":{"def":`)
 	b.Write(def)
@@ -115,10 +121,20 @@ func (ix *Index) View(def json.RawMessage) json.RawMessage {
 // partial_filter_selector when it has one.
 func (ix *Index) DefJSON() map[string]any {
 	def := map[string]any{"fields": SortJSON(ix.Fields)}
-	if len(ix.PartialRaw) > 0 {
-		def["partial_filter_selector"] = ix.PartialRaw
+	if ix.Partial != nil {
+		def["partial_filter_selector"] = ix.partialNormalized()
 	}
 	return def
+}
+
+// partialNormalized is the partial filter selector as CouchDB stores and
+// lists it, normalized ({"done": true} is {"done": {"$eq": true}}); {}
+// when there is none.
+func (ix *Index) partialNormalized() map[string]any {
+	if ix.Partial == nil {
+		return map[string]any{}
+	}
+	return ix.Partial.Normalized()
 }
 
 // Columns returns the indexed fields' names.
@@ -138,8 +154,14 @@ func (ix *Index) Entry(dst []byte, doc map[string]any) (key []byte, ok bool) {
 	if ix.Partial != nil && !ix.Partial.Match(doc) {
 		return dst, false
 	}
-	for _, f := range ix.Fields {
-		v, found := Lookup(doc, f.Field)
+	for i, f := range ix.Fields {
+		var v any
+		var found bool
+		if len(ix.paths) == len(ix.Fields) {
+			v, found = lookup(doc, true, ix.paths[i])
+		} else {
+			v, found = Lookup(doc, f.Field)
+		}
 		if !found {
 			return dst, false
 		}
@@ -175,6 +197,7 @@ func ParseIndexDef(v any) (*Index, error) {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid index definition: fields must not be empty")
 	}
 	ix := &Index{Fields: fields}
+	ix.setPaths()
 	for k, pv := range obj {
 		switch k {
 		case "fields":
@@ -243,6 +266,7 @@ func parseView(ddoc, name string, raw json.RawMessage) *Index {
 		return nil
 	}
 	ix := &Index{DDoc: ddoc, Name: name, Fields: fields}
+	ix.setPaths()
 	if len(v.Map.Partial) > 0 && string(v.Map.Partial) != "null" {
 		dec := json.NewDecoder(bytes.NewReader(v.Map.Partial))
 		dec.UseNumber()

@@ -10,7 +10,7 @@ import (
 
 // randValue makes a random JSON value, biased to collide often.
 func randValue(r *rand.Rand, depth int) any {
-	strs := []string{"", "a", "A", "b", "B", "ab", "aB", "Ab", "a b", "a-b", "a_b", "0", "9", "é", "e", "z", "Z", "~", "$", "a\x00", "日本", "ß", " "}
+	strs := []string{"", "a", "A", "b", "B", "ab", "aB", "Ab", "a b", "a-b", "a_b", "0", "9", "é", "e", "z", "Z", "~", "$", "a\x00", "日本", "ß", " ", "☃", "🚀", "∑x", "«", "ñandú", "Ñ", "ss", "æ", "ae", "AE", "Æ", "ø", "o\u0301", "ó"}
 	nums := []string{"0", "-0", "1", "-1", "1.5", "-1.5", "1e300", "-1e300", "2", "10", "0.1", "1e-300", "1e400"}
 	switch k := r.Intn(8); {
 	case k == 0:
@@ -67,7 +67,13 @@ func TestStringCollation(t *testing.T) {
 	// ICU root order for these strings (CouchDB's collation spec examples).
 	want := []string{" ", "_", "-", ",", ";", ":", "!", "?", ".", "'", "\"", "(", ")", "[", "]", "{", "}",
 		"@", "*", "/", "\\", "&", "#", "%", "`", "^", "+", "<", "=", ">", "|", "~", "$",
-		"0", "1", "9", "a", "A", "aa", "aA", "Aa", "AA", "ab", "b", "B", "ba", "z", "Z", "é"}
+		// Non-ASCII symbols come before digits, as CouchDB's ICU orders the
+		// tags of couchdb35-extra/find#30 ("☃" and "🚀" before "alpha").
+		"☃", "☃a", "🚀",
+		"0", "1", "9", "a", "A", "aa", "aA", "Aa", "AA", "ab", "b", "B", "ba",
+		// Accented Latin letters sort with their base letter, after it
+		// (couchdb35-extra/find#30: "ñandú" before "replicate").
+		"e", "E", "é", "É", "è", "eé", "f", "ñandú", "nz", "o", "ø", "p", "replicate", "ss", "ß", "st", "z", "Z"}
 	got := append([]string(nil), want...)
 	r := rand.New(rand.NewSource(2))
 	r.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
@@ -94,5 +100,31 @@ func TestMixedTypeOrder(t *testing.T) {
 			t.Fatalf("%s does not sort after %s", s, vals[i-1])
 		}
 		prev = k
+	}
+}
+
+// TestStringKeyOrderRandom: on random strings over letters, accented and
+// expanding letters, symbols and other scripts, key order is Compare's and
+// Compare is a total order (antisymmetric, equal only when identical).
+func TestStringKeyOrderRandom(t *testing.T) {
+	alphabet := []rune("aAbeEéÉèñÑnoøØsßSæÆzZ0 -~☃🚀日\u0301")
+	r := rand.New(rand.NewSource(5))
+	gen := func() string {
+		rs := make([]rune, r.Intn(5))
+		for i := range rs {
+			rs[i] = alphabet[r.Intn(len(alphabet))]
+		}
+		return string(rs)
+	}
+	for i := 0; i < 20000; i++ {
+		a, b := gen(), gen()
+		ka, kb := EncodeKey(nil, a), EncodeKey(nil, b)
+		c := Compare(a, b)
+		if sign(bytes.Compare(ka, kb)) != c {
+			t.Fatalf("%q %q: key order %d, Compare %d", a, b, bytes.Compare(ka, kb), c)
+		}
+		if Compare(b, a) != -c || (c == 0) != (a == b) {
+			t.Fatalf("%q %q: Compare %d, reversed %d", a, b, c, Compare(b, a))
+		}
 	}
 }

@@ -6,8 +6,10 @@ import (
 	"strings"
 )
 
-func eqCond(arg any) cond {
-	return func(v any, found bool) bool { return found && Compare(v, arg) == 0 }
+func eqCond(arg any) cond { return eqCondWith(Compare, arg) }
+
+func eqCondWith(cmp func(a, b any) int, arg any) cond {
+	return func(v any, found bool) bool { return found && cmp(v, arg) == 0 }
 }
 
 var typeNames = map[string]int{"null": 0, "boolean": 1, "number": 3, "string": 4, "array": 5, "object": 6}
@@ -16,13 +18,19 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 	bad := func(format string, a ...any) error {
 		return &SyntaxError{Path: path, Reason: op + ": " + fmt.Sprintf(format, a...)}
 	}
+	// As in CouchDB, the top-level _id compares by raw term order (ids by
+	// bytes, as _all_docs orders them), everything else by collation.
+	cmp := Compare
+	if path == "_id" {
+		cmp = CompareRaw
+	}
 	switch op {
 	case "$eq":
-		return eqCond(arg), nil
+		return eqCondWith(cmp, arg), nil
 	case "$ne":
-		return func(v any, found bool) bool { return found && Compare(v, arg) != 0 }, nil
+		return func(v any, found bool) bool { return found && cmp(v, arg) != 0 }, nil
 	case "$gt", "$gte", "$lt", "$lte":
-		return compareCond(op, arg), nil
+		return compareCond(cmp, op, arg), nil
 	case "$exists":
 		want, ok := arg.(bool)
 		if !ok {
@@ -50,7 +58,7 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 		if !ok {
 			return nil, bad("argument must be an array")
 		}
-		return listCond(op, list), nil
+		return listCond(cmp, op, list), nil
 	case "$size":
 		n, ok := toInt(arg)
 		if !ok || n < 0 {
@@ -107,7 +115,11 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(v any, found bool) bool { return !c(v, found) }, nil
+		if path == "" {
+			return func(v any, found bool) bool { return !c(v, found) }, nil
+		}
+		// As every condition on a field, it needs the field (CouchDB).
+		return func(v any, found bool) bool { return found && !c(v, found) }, nil
 	case "$elemMatch", "$allMatch", "$keyMapMatch":
 		obj, ok := arg.(map[string]any)
 		if !ok {
@@ -122,12 +134,12 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 	return nil, &SyntaxError{Path: path, Reason: "unknown operator " + op, Op: op}
 }
 
-func compareCond(op string, arg any) cond {
+func compareCond(cmp func(a, b any) int, op string, arg any) cond {
 	return func(v any, found bool) bool {
 		if !found {
 			return false
 		}
-		c := Compare(v, arg)
+		c := cmp(v, arg)
 		switch op {
 		case "$gt":
 			return c > 0
@@ -140,9 +152,9 @@ func compareCond(op string, arg any) cond {
 	}
 }
 
-func contains(list []any, v any) bool {
+func contains(cmp func(a, b any) int, list []any, v any) bool {
 	for _, x := range list {
-		if Compare(x, v) == 0 {
+		if cmp(v, x) == 0 {
 			return true
 		}
 	}
@@ -151,17 +163,17 @@ func contains(list []any, v any) bool {
 
 // listCond implements $in, $nin and $all. As in CouchDB, $in and $nin
 // against an array field test its elements.
-func listCond(op string, list []any) cond {
+func listCond(cmp func(a, b any) int, op string, list []any) cond {
 	in := func(v any) bool {
 		if arr, ok := v.([]any); ok {
 			for _, e := range arr {
-				if contains(list, e) {
+				if contains(cmp, list, e) {
 					return true
 				}
 			}
 			return false
 		}
-		return contains(list, v)
+		return contains(cmp, list, v)
 	}
 	switch op {
 	case "$in":
@@ -178,7 +190,7 @@ func listCond(op string, list []any) cond {
 			return true
 		}
 		for _, want := range list {
-			if !contains(arr, want) {
+			if !contains(Compare, arr, want) {
 				return false
 			}
 		}

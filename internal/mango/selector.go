@@ -73,6 +73,7 @@ func ParseValue(v any) (*Selector, error) {
 	if !ok {
 		return nil, &SyntaxError{Reason: "a selector must be a JSON object"}
 	}
+	obj = normNegations(obj)
 	c, err := compileObject(obj, "")
 	if err != nil {
 		return nil, err

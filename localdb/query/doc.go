@@ -28,8 +28,19 @@
 // index (with CouchDB's warning) unless it sorts on anything but _id, which
 // is no_usable_index.
 //
+// Selectors are normalized as CouchDB normalizes them: $not and $nor are
+// pushed into the fields, which must then exist, so a negated field is a
+// required one. Explain lists every other index with CouchDB 3.5's
+// analysis (index_candidates: usable or not, the reason, the ranking) and
+// the selector_hints. allow_fallback false turns a use_index that cannot
+// serve the query into invalid_index; conflicts true adds _conflicts.
+// Generated index names are CouchDB's (see indexname.go), so an index
+// created on either side of a replication is the same design document.
+//
 // Design documents are never in _find's answers, as in CouchDB. The
-// _all_docs index orders ids by bytes, as the store does; selectors
-// compare strings with the ICU-like collation of package mango, so only
-// $eq on _id bounds an _all_docs scan.
+// _all_docs index orders ids by bytes, as the store does, and, as in
+// CouchDB, conditions on the top-level _id compare by raw term order
+// (mango.CompareRaw: ids by bytes) where every other field uses the
+// ICU-like collation of package mango; so _id's $eq, $gt, $gte, $lt and
+// $lte bound an _all_docs scan to a byte range.
 package query

@@ -24,7 +24,7 @@ func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (m
 	} else {
 		index = jsonInfo(p.index)
 	}
-	var fields any = "all_fields"
+	fields := []string{}
 	if req.fields != nil {
 		fields = req.fields
 	}
@@ -51,26 +51,36 @@ func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (m
 	var startKey, endKey any = bound(p.startKey, false), bound(p.endKey, p.endOpen)
 	if p.index == nil {
 		startKey, endKey = idBound(p.startKey), idBound(p.endKey)
+		if p.endOpen {
+			endKey = "<MAX>"
+		}
+	}
+	var mrConflicts any = "undefined"
+	if req.conflicts {
+		mrConflicts = true
 	}
 	return map[string]any{
 		"dbname":      dbName,
 		"index":       index,
 		"partitioned": false,
-		"selector":    req.selector.Normalized(),
+		"selector":    orderedSelector(req),
 		"opts": map[string]any{
 			"use_index": useIndex, "bookmark": bookmark, "limit": req.limit, "skip": req.skip,
-			"sort": sort, "fields": fields, "partition": "", "r": 1, "conflicts": false,
+			"sort": sort, "fields": fields, "partition": "", "r": 1, "conflicts": req.conflicts,
 			"stale": false, "update": true, "stable": false, "execution_stats": req.stats,
+			"allow_fallback": req.allowFallback,
 		},
-		"limit":  req.limit,
-		"skip":   req.skip,
-		"fields": fields,
+		"limit":            req.limit,
+		"skip":             req.skip,
+		"fields":           fields,
+		"index_candidates": candidates(db, req, p),
+		"selector_hints":   selectorHints(req),
 		"mrargs": map[string]any{
 			"include_docs": true, "view_type": "map", "reduce": false, "partition": nil,
 			"start_key": startKey, "end_key": endKey, "direction": direction,
-			"stable": false, "update": "true", "conflicts": "undefined",
+			"stable": false, "update": true, "conflicts": mrConflicts,
 		},
-		"covering": false,
+		"covering": p.index != nil && covers(p.index, req.fields),
 	}, nil
 }
 

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/localdb"
 )
@@ -73,6 +75,7 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		return nil, err
 	}
 	st := &Stats{}
+	need := neededMembers(req)
 	var last []byte
 	skip := req.skip
 	if !p.empty && req.limit > 0 {
@@ -83,7 +86,7 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 				return true, nil // CouchDB leaves design docs out of _find
 			}
 			st.TotalDocsExamined++
-			doc, err := decodeDoc(row)
+			doc, err := decodeMembers(row, need)
 			if err != nil || !req.selector.Match(doc) {
 				return true, nil
 			}
@@ -93,6 +96,11 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 			if skip > 0 {
 				skip--
 				return true, nil
+			}
+			if req.conflicts {
+				if err := addConflicts(ctx, db, row, doc); err != nil {
+					return false, err
+				}
 			}
 			out, err := render(row, doc, req.fields)
 			if err != nil {
@@ -128,6 +136,27 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		res.Stats = st
 	}
 	return res, nil
+}
+
+// addConflicts gives a returned document its _conflicts, as _find with
+// "conflicts": true does (the winner's other live leaves).
+func addConflicts(ctx context.Context, db *localdb.DB, row *localdb.IndexRow, doc map[string]any) error {
+	cur, err := db.Get(ctx, row.Doc.ID, localdb.GetOptions{Conflicts: true})
+	if errors.Is(err, couchdoc.ErrNotFound) || err == nil && cur.Rev != row.Doc.Rev {
+		return nil // changed since the scan read it: as read
+	}
+	if err != nil {
+		return err
+	}
+	row.Doc.Conflicts = cur.Conflicts
+	if len(cur.Conflicts) > 0 {
+		list := make([]any, len(cur.Conflicts))
+		for i, c := range cur.Conflicts {
+			list[i] = c
+		}
+		doc["_conflicts"] = list
+	}
+	return nil
 }
 
 // decodeDoc decodes a row's document with _id and _rev, as selectors see

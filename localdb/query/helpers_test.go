@@ -67,6 +67,8 @@ func wantCouchError(t testing.TB, err error, status int, name string) {
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
 func localdbTestOpen(t *testing.T) *localdb.DB { return localdbtest.Open(t) }
 
 func deleteIndex(db *localdb.DB, ddoc, name string) error {

@@ -3,8 +3,6 @@ package query
 import (
 	"bytes"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -69,8 +67,10 @@ func CreateIndex(ctx context.Context, db *localdb.DB, body []byte) (*CreateResul
 	if err != nil {
 		return nil, err
 	}
-	sum := sha1.Sum(defJSON)
-	hash := hex.EncodeToString(sum[:])
+	hash, err := genIndexName(body)
+	if err != nil {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid UTF-8 JSON")
+	}
 	ddoc, name := "_design/"+hash, hash
 	if v, ok := req["ddoc"]; ok {
 		s, ok := v.(string)

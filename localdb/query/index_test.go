@@ -29,7 +29,7 @@ func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 	}
 	var want any
 	json.Unmarshal([]byte(`{"language": "query", "views": {"by-type": {
-		"map": {"fields": {"type": "asc", "when": "desc"}, "partial_filter_selector": {"open": true}},
+		"map": {"fields": {"type": "asc", "when": "desc"}, "partial_filter_selector": {"open": {"$eq": true}}},
 		"reduce": "_count",
 		"options": {"def": {"fields": ["type", {"when": "desc"}], "partial_filter_selector": {"open": true}}}}}}`), &want)
 	if !reflect.DeepEqual(got, want) {
@@ -56,7 +56,7 @@ func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 		{"ddoc": null, "name": "_all_docs", "type": "special", "def": {"fields": [{"_id": "asc"}]}},
 		{"ddoc": "`+a.ID+`", "name": "`+a.Name+`", "type": "json", "partitioned": false, "def": {"fields": [{"n": "asc"}]}},
 		{"ddoc": "_design/orders", "name": "by-type", "type": "json", "partitioned": false,
-		 "def": {"fields": [{"type": "asc"}, {"when": "desc"}], "partial_filter_selector": {"open": true}}}]}`), &wantList)
+		 "def": {"fields": [{"type": "asc"}, {"when": "desc"}], "partial_filter_selector": {"open": {"$eq": true}}}}]}`), &wantList)
 	if !reflect.DeepEqual(gotList, wantList) {
 		t.Fatalf("list %s", lj)
 	}

@@ -21,6 +21,9 @@ type plan struct {
 	startKey, endKey []any
 	endOpen          bool
 	warnings         []string
+	// fellBack is set when use_index named no index that can serve the
+	// query and another was used.
+	fellBack bool
 }
 
 // makePlan picks the index and the key range, as CouchDB 3 does (see the
@@ -38,6 +41,15 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 		}
 	}
 	p := &plan{}
+	if len(req.useIndex) == 0 && !req.allowFallback {
+		// CouchDB 3.5 then wants more than one usable index, _all_docs
+		// counted (usable with no sort, or a sort on _id it can serve).
+		allDocs := len(sortFields) == 0 ||
+			slices.Equal(sortFields, []string{"_id"}) && slices.ContainsFunc(conj, func(c mango.Conjunct) bool { return c.Field == "_id" })
+		if n := len(candidates); allDocs && n < 1 || !allDocs && n < 2 {
+			return nil, useIndexError(nil)
+		}
+	}
 	if len(req.useIndex) > 0 {
 		var named []*mango.Index
 		for _, ix := range db.Indexes() {
@@ -46,15 +58,19 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 				named = append(named, ix)
 			}
 		}
-		if len(named) > 0 {
+		switch {
+		case len(named) > 0:
 			candidates = named
-		} else {
+		case !req.allowFallback:
+			return nil, useIndexError(req.useIndex)
+		default:
 			p.warnings = append(p.warnings, useIndexWarning(req.useIndex))
+			p.fellBack = true
 		}
 	}
 	if len(candidates) > 0 {
 		p.index = best(candidates, conj)
-	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && fieldRange(conj, "_id").bounded()) {
+	} else if len(sortFields) > 0 && !(slices.Equal(sortFields, []string{"_id"}) && rawRange(conj, "_id").bounded()) {
 		// _all_docs sorts by _id only when the selector bounds _id.
 		return nil, ErrNoUsableIndex
 	} else {
@@ -82,6 +98,19 @@ func useIndexWarning(ui []string) string {
 		return ui[0] + " was not used because it does not contain a valid index for this query."
 	}
 	return ui[0] + ", " + ui[1] + " was not used because it is not a valid index for this query."
+}
+
+// useIndexError is CouchDB's answer when allow_fallback is false and
+// use_index names no index that can serve the query (or, with none named,
+// no index can).
+func useIndexError(ui []string) error {
+	switch len(ui) {
+	case 0:
+		return mangoError(http.StatusBadRequest, "invalid_index", "You must specify an index with the `use_index` parameter.")
+	case 1:
+		return mangoError(http.StatusBadRequest, "invalid_index", "%s specified by `use_index` could not be found or it is not suitable.", ui[0])
+	}
+	return mangoError(http.StatusBadRequest, "invalid_index", "%s, %s specified by `use_index` could not be found or it is not suitable.", ui[0], ui[1])
 }
 
 // usable: every column the selector requires (but for sort fields, _id and
@@ -270,21 +299,59 @@ func (p *plan) ensureBounds() {
 	}
 }
 
-// allDocsRange bounds an _all_docs scan by an $eq on _id.
+// allDocsRange bounds an _all_docs scan by the conditions on _id, which
+// CouchDB compares by raw term order (mango.CompareRaw): string bounds
+// are byte ranges of ids, as _all_docs orders them; every string is above
+// any other value, so a non-string lower bound bounds nothing and a
+// non-string upper bound excludes every id.
 func (p *plan) allDocsRange(conj []mango.Conjunct) {
-	r := fieldRange(conj, "_id")
+	r := rawRange(conj, "_id")
 	p.endOpen = true
-	switch {
-	case r.isEmpty():
-		p.empty = true
-	case r.isEq():
-		id, ok := r.low.(string)
+	if r.hasLow {
+		if id, ok := r.low.(string); ok {
+			p.scan.Start = []byte(id)
+			if !r.lowIncl {
+				p.scan.Start = append(p.scan.Start, 0)
+			}
+			p.startKey = []any{id}
+		}
+	}
+	if r.hasHigh {
+		id, ok := r.high.(string)
 		if !ok {
 			p.empty = true
 			return
 		}
-		p.scan.Start = []byte(id)
-		p.scan.End = append([]byte(id), 0)
-		p.startKey, p.endKey, p.endOpen = []any{id}, []any{id}, false
+		p.scan.End = []byte(id)
+		if r.highIncl {
+			p.scan.End = append(p.scan.End, 0)
+		}
+		p.endKey, p.endOpen = []any{id}, false
 	}
+	if p.scan.Start != nil && p.scan.End != nil && string(p.scan.Start) >= string(p.scan.End) {
+		p.empty = true
+	}
+}
+
+// rawRange is fieldRange with CouchDB's raw comparison of _id.
+func rawRange(conj []mango.Conjunct, field string) rng {
+	var r rng
+	for _, c := range conj {
+		if c.Field != field {
+			continue
+		}
+		low, high := c.Op == "$eq" || c.Op == "$gt" || c.Op == "$gte", c.Op == "$eq" || c.Op == "$lt" || c.Op == "$lte"
+		incl := c.Op == "$eq" || c.Op == "$gte" || c.Op == "$lte"
+		if low {
+			if cmp := mango.CompareRaw(c.Arg, r.low); !r.hasLow || cmp > 0 || cmp == 0 && !incl {
+				r.low, r.lowIncl, r.hasLow = c.Arg, incl, true
+			}
+		}
+		if high {
+			if cmp := mango.CompareRaw(c.Arg, r.high); !r.hasHigh || cmp < 0 || cmp == 0 && !incl {
+				r.high, r.highIncl, r.hasHigh = c.Arg, incl, true
+			}
+		}
+	}
+	return r
 }

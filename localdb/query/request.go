@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/settee/settee/internal/mango"
 )
@@ -17,7 +18,14 @@ type request struct {
 	bookmark    string
 	useIndex    []string // [], [ddoc] or [ddoc, name]
 	stats       bool
-	raw         map[string]any
+	// allowFallback (default true) lets a query that use_index cannot
+	// serve use another index; conflicts adds each document's _conflicts.
+	allowFallback bool
+	conflicts     bool
+	// fieldOrder is the selector's field paths in the order the request
+	// gives them, as CouchDB's normalized selector keeps them.
+	fieldOrder []string
+	raw        map[string]any
 }
 
 // DefaultLimit is CouchDB's limit when a query gives none.
@@ -29,7 +37,7 @@ func parseRequest(body []byte) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &request{limit: DefaultLimit, raw: m}
+	req := &request{limit: DefaultLimit, raw: m, allowFallback: true}
 	rawSel, ok := m["selector"]
 	if !ok {
 		return nil, mangoError(http.StatusBadRequest, "missing_required_key", "Missing required key: selector")
@@ -98,8 +106,17 @@ func parseRequest(body []byte) (*request, error) {
 	if v, ok := m["use_index"]; ok {
 		switch x := v.(type) {
 		case string:
-			if x != "" {
-				req.useIndex = []string{x}
+			// "ddoc", "_design/ddoc", "ddoc/name" or "_design/ddoc/name".
+			parts := strings.Split(x, "/")
+			if len(parts) > 1 && parts[0] == "_design" {
+				parts = parts[1:]
+			}
+			switch {
+			case x == "":
+			case len(parts) > 2:
+				return nil, mangoError(http.StatusBadRequest, "invalid_index_name", "Invalid index name: %s", x)
+			default:
+				req.useIndex = parts
 			}
 		case []any:
 			if len(x) > 2 {
@@ -119,6 +136,16 @@ func parseRequest(body []byte) (*request, error) {
 			req.useIndex[0] = designID(req.useIndex[0])
 		}
 	}
+	for name, dst := range map[string]*bool{"allow_fallback": &req.allowFallback, "conflicts": &req.conflicts} {
+		if v, ok := m[name]; ok {
+			b, ok := v.(bool)
+			if !ok {
+				return nil, mangoError(http.StatusBadRequest, "invalid_boolean", "Invalid boolean value: %s", jsonText(v))
+			}
+			*dst = b
+		}
+	}
+	req.fieldOrder = selectorFieldOrder(body)
 	if v, ok := m["execution_stats"]; ok {
 		b, ok := v.(bool)
 		if !ok {
@@ -136,4 +163,44 @@ func invalidValue(name string, v any) error {
 func jsonText(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// selectorFieldOrder lists the field paths of the request's selector in
+// the order they appear (operators seen through), for Explain.
+func selectorFieldOrder(body []byte) []string {
+	v, err := decodeOrdered(body)
+	req, ok := v.(ordObject)
+	if err != nil || !ok {
+		return nil
+	}
+	var out []string
+	var walk func(v any, path string)
+	walk = func(v any, path string) {
+		switch x := v.(type) {
+		case ordObject:
+			for _, m := range x {
+				switch {
+				case strings.HasPrefix(m.key, "$"):
+					walk(m.val, path)
+				case path == "":
+					walk(m.val, m.key)
+				default:
+					walk(m.val, path+"."+m.key)
+				}
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, path)
+			}
+		}
+		if path != "" {
+			out = append(out, path)
+		}
+	}
+	for _, m := range req {
+		if m.key == "selector" {
+			walk(m.val, "")
+		}
+	}
+	return out
 }
