@@ -98,7 +98,7 @@ func (b *bench) livePhases(ctx context.Context) error {
 // liveRun runs one workload's child against a fresh hub database.
 func (b *bench) liveRun(ctx context.Context, workload string, h hubServer, args []string) *LiveRun {
 	what := fmt.Sprintf("%s via %s", workload, h.name)
-	dbURL := h.url + "/bench-" + workload
+	dbURL := h.url + "/" + b.cfg.DBPrefix + "-" + workload
 	if err := createDB(ctx, dbURL); err != nil {
 		b.fail(what, err)
 		return nil
