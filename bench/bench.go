@@ -73,7 +73,7 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	} else {
 		b.res.Meta.Server = redact(b.server)
 	}
-	b.src = b.server + "/bench-src"
+	b.src = b.server + "/" + b.cfg.DBPrefix + "-src"
 	b.setteeDB = filepath.Join(b.dir, "settee.db")
 	b.pouchDir = filepath.Join(b.dir, "pouchdb-"+cfg.PouchAdapter)
 
@@ -94,8 +94,8 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	b.res.Meta.WallSeconds = time.Since(began).Seconds()
 	b.res.Meta.LoadAvgEnd = loadAvg()
 	if !cfg.Keep && cfg.Phases["pull"] {
-		for _, db := range []string{"bench-src", "bench-push-settee", "bench-push-pouchdb", "bench-push-limit"} {
-			_ = deleteDB(context.Background(), b.server+"/"+db)
+		for _, db := range []string{"-src", "-push-settee", "-push-pouchdb", "-push-limit"} {
+			_ = deleteDB(context.Background(), b.server+"/"+cfg.DBPrefix+db)
 		}
 	}
 	return b.res, err
@@ -177,7 +177,7 @@ func (b *bench) phases(ctx context.Context) error {
 		b.res.Push = &Direction{}
 		if cfg.Contenders["limit"] {
 			b.logf("push: limit")
-			target := b.server + "/bench-push-limit"
+			target := b.server + "/" + cfg.DBPrefix + "-push-limit"
 			cpu0 := b.serverCPU()
 			l, err := measurePushLimit(ctx, b.ds, target)
 			if err != nil {
@@ -189,7 +189,7 @@ func (b *bench) phases(ctx context.Context) error {
 			_ = deleteDB(ctx, target)
 		}
 		if cfg.Contenders["settee"] && b.res.Pull.Settee != nil {
-			target := b.server + "/bench-push-settee"
+			target := b.server + "/" + cfg.DBPrefix + "-push-settee"
 			if err := createDB(ctx, target); err != nil {
 				return err
 			}
@@ -213,7 +213,7 @@ func (b *bench) phases(ctx context.Context) error {
 			}
 		}
 		if cfg.Contenders["pouchdb"] && b.res.Pull.PouchDB != nil {
-			target := b.server + "/bench-push-pouchdb"
+			target := b.server + "/" + cfg.DBPrefix + "-push-pouchdb"
 			if err := createDB(ctx, target); err != nil {
 				return err
 			}

@@ -41,6 +41,9 @@ type config struct {
 	FindQueries int
 	// The lazy and pending phases (lazy_phases.go).
 	attConfig
+	// DBPrefix names the server's databases (<prefix>-src, ...), so runs
+	// sharing one CouchDB do not collide.
+	DBPrefix string
 }
 
 var allPhases = []string{"pull", "push", "noop", "incremental"}
@@ -62,6 +65,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.Docs, "docs", 100000, "number of generated documents")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated dataset")
 	fs.StringVar(&cfg.Couch, "couch", "", "CouchDB-compatible server root URL (with credentials if needed); default: start an in-memory pouchdb-server")
+	fs.StringVar(&cfg.DBPrefix, "db-prefix", "bench", "prefix of the databases the run creates on the server (<prefix>-src, <prefix>-push-settee, ...): give each run sharing a CouchDB its own")
 	fs.StringVar(&cfg.Server, "server", "pouchdb", "server to start when -couch is not given: pouchdb (pouchdb-server in memory) or settee (our own server over SQLite files)")
 	fs.StringVar(&cfg.Out, "out", "bench-out/results.json", "where to write the results as JSON")
 	fs.StringVar(&cfg.SVG, "svg", "", "where to write the chart (default: next to -out, .svg)")
@@ -80,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.HubDevices, "hub-devices", 20, "hub: devices in continuous two-way sync with the hub")
 	fs.Float64Var(&cfg.HubRate, "hub-rate", 5, "hub: writes per second by each device")
 	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
-	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: the default, a checkpoint after every batch)")
+	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: sync's default for continuous replications, every 5 s; negative: after every batch)")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)

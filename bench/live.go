@@ -24,7 +24,8 @@ type LiveRun struct {
 	// OfferedPerSec is the write rate the devices were asked to keep
 	// (hub only).
 	OfferedPerSec float64 `json:"offered_writes_per_sec,omitempty"`
-	// CheckpointSeconds is the devices' CheckpointInterval (0: default).
+	// CheckpointSeconds is the devices' CheckpointInterval (0: default;
+	// negative: after every batch).
 	CheckpointSeconds float64 `json:"checkpoint_interval_seconds,omitempty"`
 	liveStats
 	// CPUSeconds is the devices' process (all devices' stores and syncs);
@@ -73,7 +74,7 @@ func (b *bench) livePhases(ctx context.Context) error {
 			if cfg.CPUProfileDir != "" {
 				args = append(args, "--cpuprofile", filepath.Join(cfg.CPUProfileDir, fmt.Sprintf("%s-%s.pprof", w, strings.ReplaceAll(h.name, " ", "-"))))
 			}
-			if cfg.LiveCheckpoint > 0 {
+			if cfg.LiveCheckpoint != 0 {
 				args = append(args, "--checkpoint-interval", cfg.LiveCheckpoint.String())
 			}
 			run := b.liveRun(ctx, w, h, args)
@@ -98,7 +99,7 @@ func (b *bench) livePhases(ctx context.Context) error {
 // liveRun runs one workload's child against a fresh hub database.
 func (b *bench) liveRun(ctx context.Context, workload string, h hubServer, args []string) *LiveRun {
 	what := fmt.Sprintf("%s via %s", workload, h.name)
-	dbURL := h.url + "/bench-" + workload
+	dbURL := h.url + "/" + b.cfg.DBPrefix + "-" + workload
 	if err := createDB(ctx, dbURL); err != nil {
 		b.fail(what, err)
 		return nil

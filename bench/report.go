@@ -124,6 +124,8 @@ func writeLiveTable(w io.Writer, r *Results) {
 		workload := l.Workload
 		if l.CheckpointSeconds > 0 {
 			workload += fmt.Sprintf(" (checkpoint every %gs)", l.CheckpointSeconds)
+		} else if l.CheckpointSeconds < 0 {
+			workload += " (checkpoint every batch)"
 		}
 		fmt.Fprintf(tw, "| %s\t %s\t %d\t %d\t %.2f\t %.1f\t %s\t %.1f\t %.1f\t %.1f\t %.1f\t %d/%d\t %.2f\t %.2f\t %d\t %.1f\t\n",
 			workload, l.Hub, l.Devices, l.Writes, l.Seconds, l.WritesPerSec, offered, l.P50Ms, l.P90Ms, l.P99Ms, l.MaxMs,

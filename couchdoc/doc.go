@@ -91,6 +91,13 @@ type Attachment struct {
 	// attachment's metadata but not its bytes (lazy attachments): a stub
 	// even where the bytes were asked for. Never sent on the wire.
 	NotDownloaded bool
+	// DataDigest is the md5 digest ("md5-<base64>") of the bytes as
+	// delivered (decoded), computed by the reader that produced them while
+	// checking them (package wire): set with Data, or when Body reaches
+	// EOF. A store uses it instead of hashing the bytes a second time. Set
+	// it only where the bytes were hashed; whoever changes Data clears it.
+	// Never sent on the wire.
+	DataDigest string
 }
 
 // DocResult is one entry of a _bulk_docs answer.

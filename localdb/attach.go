@@ -61,9 +61,12 @@ func checkDigest(stated, got string, strict bool) bool {
 // mismatch (see checkDigest).
 func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (string, int64, error) {
 	if a.Body == nil {
-		h := md5.New()
-		h.Write(a.Data)
-		d := md5Digest(h)
+		d := a.DataDigest // hashed already by whoever read the bytes
+		if d == "" {
+			h := md5.New()
+			h.Write(a.Data)
+			d = md5Digest(h)
+		}
 		if !checkDigest(a.Digest, d, strict) || (wantLen >= 0 && wantLen != int64(len(a.Data))) {
 			return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"database/sql"
 	"fmt"
+	"hash"
 	"io"
 
 	"github.com/settee/settee/couchdoc"
@@ -62,13 +63,22 @@ func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedCont
 	db.smu.Lock()
 	db.staging[s.key] = true // Compact leaves these chunks alone
 	db.smu.Unlock()
-	h := md5.New()
+	// A body that hashes itself as it is read (package wire's) leaves its
+	// md5 in DataDigest at the end: no second md5 here.
+	var h hash.Hash
+	if d, ok := a.Body.(dataDigester); !ok || !d.SetsDataDigest() {
+		h = md5.New()
+	} else {
+		a.DataDigest = "" // set anew by this read
+	}
 	buf := make([]byte, stageChunks*chunkSize)
 	idx := 0
 	for {
 		k, rerr := io.ReadFull(a.Body, buf)
 		if k > 0 {
-			h.Write(buf[:k])
+			if h != nil {
+				h.Write(buf[:k])
+			}
 			s.length += int64(k)
 			err := db.update(ctx, func(w *wtx) error {
 				for off := 0; off < k; off += chunkSize {
@@ -90,9 +100,19 @@ func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedCont
 			return s, fmt.Errorf("read attachment %q: %w", a.Name, rerr)
 		}
 	}
+	if h == nil {
+		if s.digest = a.DataDigest; s.digest == "" {
+			return s, fmt.Errorf("localdb: attachment %q: its body ended without its digest", a.Name)
+		}
+		return s, nil
+	}
 	s.digest = md5Digest(h)
 	return s, nil
 }
+
+// dataDigester is a Body that sets its attachment's DataDigest when read
+// to its end (see couchdoc.Attachment.DataDigest).
+type dataDigester interface{ SetsDataDigest() bool }
 
 // unstage deletes whatever is still stored under the staged keys (content
 // renamed to its digest is not).

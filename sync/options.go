@@ -72,8 +72,14 @@ type Options struct {
 	MaxRetryDelay time.Duration
 
 	// CheckpointInterval is the least time between two checkpoints written
-	// while the replication runs (a final one is always written). 0 writes
-	// one after every batch that advances the safe sequence.
+	// while the replication runs; a final one is always written when it
+	// stops. 0 picks the default: after every batch that advances the safe
+	// sequence for a one-shot replication, every
+	// DefaultContinuousCheckpointInterval for a continuous one. A negative
+	// value checkpoints after every such batch in both. A checkpoint only
+	// saves work on a restart (which resumes from the last one and reads
+	// the changes after it again); written documents are durable without
+	// it.
 	CheckpointInterval time.Duration
 	// Heartbeat keeps a continuous feed's connection alive. Default 10 s.
 	Heartbeat time.Duration
@@ -102,6 +108,11 @@ const (
 	DefaultRetryDelay    = 250 * time.Millisecond
 	DefaultMaxRetryDelay = 30 * time.Second
 	DefaultHeartbeat     = 10 * time.Second
+	// DefaultContinuousCheckpointInterval spaces the checkpoints of a
+	// continuous replication, which otherwise writes two _local documents
+	// per small batch, a cost per cycle that dominated a busy hub's latency
+	// (CouchDB's replicator checkpoints every 30 s by default).
+	DefaultContinuousCheckpointInterval = 5 * time.Second
 )
 
 // ErrNoPeer is returned when Options lack a source or a target.
@@ -133,6 +144,10 @@ func (o Options) withDefaults() Options {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
+	if o.CheckpointInterval == 0 && o.Continuous {
+		o.CheckpointInterval = DefaultContinuousCheckpointInterval
+	}
+	o.CheckpointInterval = max(o.CheckpointInterval, 0)
 	return o
 }
 

@@ -11,7 +11,8 @@ import (
 // ones: a mismatch is couchdoc.ErrDigestMismatch. Attachments without an
 // md5 digest pass, and so do those raw marks "encoding": "gzip" (asked for
 // with att_encoding_info=true): CouchDB states their digest over the gzip
-// bytes it stores, and sends the decoded ones inline.
+// bytes it stores, and sends the decoded ones inline. Each attachment it
+// hashed gets the md5 of its Data as DataDigest.
 func VerifyInline(doc *couchdoc.Doc, raw []byte) error {
 	for name, a := range doc.Attachments {
 		if a.Stub || a.Data == nil || a.Body != nil {
@@ -22,9 +23,11 @@ func VerifyInline(doc *couchdoc.Doc, raw []byte) error {
 			continue
 		}
 		v.md5.Write(a.Data)
-		if string(v.md5.Sum(nil)) != string(v.digest) && !gzipStored(raw, name) {
+		sum := v.md5.Sum(nil)
+		if string(sum) != string(v.digest) && !gzipStored(raw, name) {
 			return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: md5 digest mismatch", name)
 		}
+		a.DataDigest = md5String(sum)
 	}
 	return nil
 }

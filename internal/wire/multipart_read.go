@@ -67,7 +67,8 @@ func ReadDocs(r io.Reader, contentType string, fn DocFunc) error {
 // entries in the JSON. Each such attachment gets a Body that streams its
 // part, decoded when the part is gzip-encoded and checked against the
 // attachment's length and md5 digest (a mismatch fails the Read with
-// couchdoc.ErrDigestMismatch). Bodies may be read in any order: parts
+// couchdoc.ErrDigestMismatch; a Body read to its end without one sets
+// the attachment's DataDigest). Bodies may be read in any order: parts
 // passed over are spooled (in memory up to 1 MiB, then to a temporary file).
 func ReadMultipart(r io.Reader, contentType string, fn DocFunc) error {
 	mt, params, err := mime.ParseMediaType(contentType)
@@ -266,6 +267,7 @@ func readRelated(r io.Reader, boundary string, fn DocFunc) error {
 	// server, and ends the answer here rather than being skipped (perhaps
 	// forever) on the way to the next part. Other errors of unread parts
 	// stay unreported, as before.
+	st.draining = true
 	for i := range st.order {
 		if st.err != nil {
 			break
@@ -298,6 +300,7 @@ type relatedState struct {
 	spoolMem  int64 // bytes the spools hold in memory
 	err       error // sticky error of the part stream
 	done      bool
+	draining  bool // fn returned: parts are read only to be skipped
 }
 
 var errBodyGone = errors.New("wire: attachment body read after its callback returned")
@@ -305,6 +308,13 @@ var errBodyGone = errors.New("wire: attachment body read after its callback retu
 type attBody struct {
 	st  *relatedState
 	idx int
+}
+
+// SetsDataDigest reports that reading the body to its end, without an
+// error, sets the attachment's DataDigest: its md5 is checked (and so
+// computed) on the way. A store reading it need not hash it again.
+func (b *attBody) SetsDataDigest() bool {
+	return !b.st.draining && newVerifier(nil, "", -1, b.st.atts[b.idx].Digest).md5 != nil
 }
 
 func (b *attBody) Read(p []byte) (int, error) {
@@ -315,7 +325,12 @@ func (b *attBody) Read(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return r.Read(p)
+	n, err := r.Read(p)
+	if err == io.EOF && b.idx < len(b.st.verifiers) && b.st.verifiers[b.idx] != nil {
+		// Every byte reached the reader, checked: its md5 is known.
+		b.st.atts[b.idx].DataDigest = b.st.verifiers[b.idx].sum
+	}
+	return n, err
 }
 
 // reader returns the reader of attachment idx, advancing through the parts

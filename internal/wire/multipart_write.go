@@ -235,8 +235,11 @@ type verifier struct {
 	// from: CouchDB states the digest of a gzip-stored attachment over
 	// its encoded bytes, so either sum may match.
 	encMD5 hash.Hash
-	n      int64
-	err    error
+	// sum is the md5 ("md5-<base64>") of the bytes read, once an EOF
+	// passed the checks.
+	sum string
+	n   int64
+	err error
 }
 
 func newVerifier(r io.Reader, name string, length int64, digest string) *verifier {
@@ -273,14 +276,23 @@ func (v *verifier) Read(p []byte) (int, error) {
 			v.err = couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: %d bytes, want %d", v.name, v.n, v.length)
 			return n, v.err
 		}
-		if v.md5 != nil && string(v.md5.Sum(nil)) != string(v.digest) &&
-			(v.encMD5 == nil || string(v.encMD5.Sum(nil)) != string(v.digest)) {
-			v.err = couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: md5 digest mismatch", v.name)
-			return n, v.err
+		if v.md5 != nil {
+			sum := v.md5.Sum(nil)
+			if string(sum) != string(v.digest) &&
+				(v.encMD5 == nil || string(v.encMD5.Sum(nil)) != string(v.digest)) {
+				v.err = couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: md5 digest mismatch", v.name)
+				return n, v.err
+			}
+			v.sum = md5String(sum)
 		}
 		v.err = io.EOF
 	} else if err != nil {
 		v.err = err
 	}
 	return n, err
+}
+
+// md5String is CouchDB's form of an md5 sum: "md5-<base64>".
+func md5String(sum []byte) string {
+	return "md5-" + base64.StdEncoding.EncodeToString(sum)
 }
