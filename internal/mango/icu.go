@@ -75,28 +75,12 @@ func init() {
 	}
 }
 
-// weight returns a rune's primary weight: its first key byte, then its
-// code point for non-ASCII runes (see appendStringKey).
-func weight(r rune) uint32 {
-	if r < utf8.RuneSelf {
-		return uint32(primary[r]) << 24
-	}
-	return uint32(mark(r))<<24 | uint32(r)
-}
-
 // mark is the key byte before a non-ASCII rune's code point.
 func mark(r rune) byte {
 	if unicode.IsSymbol(r) || unicode.IsPunct(r) {
 		return symbolMark
 	}
 	return otherMark
-}
-
-func tert(r rune) byte {
-	if r < utf8.RuneSelf {
-		return tertiary[r]
-	}
-	return 1
 }
 
 // collateStrings compares two strings with the approximation above: by
