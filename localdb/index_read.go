@@ -45,8 +45,9 @@ func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bo
 	}
 	return db.readTx(ctx, func(tx *sql.Tx) error {
 		var ixID int64
+		r := db.newRtx(ctx, tx)
 		if s.DDoc != "" || s.Name != "" {
-			set, err := db.currentSet(ctx, tx)
+			set, err := db.currentSet(ctx, tx, r.stmt(qIndexGen))
 			if err != nil {
 				return err
 			}
@@ -56,7 +57,6 @@ func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bo
 			}
 			ixID = ix.id
 		}
-		r := db.newRtx(ctx, tx)
 		cursor, inclusive := s.Start, true
 		if s.Descending {
 			cursor, inclusive = s.End, false

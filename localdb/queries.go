@@ -50,6 +50,7 @@ func preloadQuery(n int) string {
 
 var writeQueries = []string{
 	qAddCount,
+	qIndexGen,
 	qDeleteChunks,
 	qDeleteLocal,
 	qDeleteRev,
@@ -107,4 +108,4 @@ var rLoadRows = "SELECT id, doc_id, seq, tree FROM docs WHERE id IN (?" + string
 var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", loadChunk-1) + ") " +
 	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
 
-var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rLoadRows, rBodies, rFeedPage, rFeedPageDesc}
+var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, qIndexGen}

@@ -62,7 +62,12 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("read update seq: %w", err)
 	}
 	// Another process may have changed the indexes since our last look.
-	if _, err := db.currentSet(ctx, tx); err != nil {
+	gs, err := w.bind(qIndexGen)
+	if err != nil {
+		tx.Rollback()
+		return err
+	}
+	if _, err := db.currentSet(ctx, tx, gs); err != nil {
 		tx.Rollback()
 		return err
 	}
