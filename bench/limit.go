@@ -32,6 +32,10 @@ type pullLimit struct {
 	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 }
 
+// higherBound is the higher of the stream and the insert: a pull that
+// overlapped them perfectly would take that long.
+func (l *pullLimit) higherBound() float64 { return max(l.StreamSeconds, l.InsertSeconds) }
+
 func measurePullLimit(ctx context.Context, ds *Dataset, dbURL, dir string) (*pullLimit, error) {
 	res := &pullLimit{}
 	docsFile := filepath.Join(dir, "limit-all-docs.json")

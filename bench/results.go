@@ -121,6 +121,9 @@ type Phase struct {
 type Ratios struct {
 	PullVsPouchDBDocsPerSec float64 `json:"pull_vs_pouchdb_docs_per_sec,omitempty"`
 	PullTimeVsLimit         float64 `json:"pull_time_vs_limit,omitempty"`
+	// PullTimeVsStreamLimit is against the higher of the limit's stream
+	// and insert (issue 18's definition); PullTimeVsLimit against their sum.
+	PullTimeVsStreamLimit   float64 `json:"pull_time_vs_stream_limit,omitempty"`
 	PushVsPouchDBDocsPerSec float64 `json:"push_vs_pouchdb_docs_per_sec,omitempty"`
 	PushTimeVsLimit         float64 `json:"push_time_vs_limit,omitempty"`
 	PullRSSVsPouchDB        float64 `json:"pull_rss_vs_pouchdb,omitempty"`
@@ -160,7 +163,14 @@ func (r *Results) computeRatios() {
 		}
 		if l := p.LimitSeconds(); l > 0 {
 			r.Ratios.PullTimeVsLimit = ratio(p.Settee.Seconds, l)
-			r.addTarget("pull time vs limit", "<= 1.15x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.15)
+			r.addTarget("pull time vs limit (stream + insert)", "<= 1.5x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.5)
+		}
+		if l := p.PullLimit; l != nil && l.higherBound() > 0 {
+			// Issue 18's limit: a pipelined pull overlaps the transfer and
+			// the writes, so the bound is the higher of the two, not their
+			// sum.
+			r.Ratios.PullTimeVsStreamLimit = ratio(p.Settee.Seconds, l.higherBound())
+			r.addTarget("pull time vs stream limit (higher of stream, insert)", "<= 1.15x", r.Ratios.PullTimeVsStreamLimit, "x", r.Ratios.PullTimeVsStreamLimit <= 1.15)
 		}
 		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
 			// Battery (issue 18): the pulling process's CPU per 100,000
