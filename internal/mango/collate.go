@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Values handled here are what encoding/json produces with UseNumber: nil,
@@ -94,42 +95,55 @@ func Compare(a, b any) int {
 	}
 	switch x := a.(type) {
 	case json.Number, float64, int, int64:
-		fa, _ := toFloat(x)
-		fb, _ := toFloat(b)
-		switch {
-		case fa < fb:
-			return -1
-		case fa > fb:
-			return 1
-		}
-		return 0
+		return compareNumbers(a, b)
 	case string:
 		return collateStrings(x, b.(string))
+	}
+	c, _ := compareComposite(a, b, Compare)
+	return c
+}
+
+// compareNumbers orders two numbers by value.
+func compareNumbers(a, b any) int {
+	fa, _ := toFloat(a)
+	fb, _ := toFloat(b)
+	switch {
+	case fa < fb:
+		return -1
+	case fa > fb:
+		return 1
+	}
+	return 0
+}
+
+// compareComposite orders two arrays, or two objects, comparing their
+// members with elem: arrays element by element then by length, objects
+// key by key (keys sorted and compared by bytes, then their values) then
+// by size. ok is false when a is neither.
+func compareComposite(a, b any, elem func(a, b any) int) (c int, ok bool) {
+	switch x := a.(type) {
 	case []any:
 		y := b.([]any)
 		for i := 0; i < len(x) && i < len(y); i++ {
-			if c := Compare(x[i], y[i]); c != 0 {
-				return c
+			if c := elem(x[i], y[i]); c != 0 {
+				return c, true
 			}
 		}
-		return cmpInt(len(x), len(y))
+		return cmpInt(len(x), len(y)), true
 	case map[string]any:
 		y := b.(map[string]any)
 		kx, ky := sortedKeys(x), sortedKeys(y)
 		for i := 0; i < len(kx) && i < len(ky); i++ {
-			if kx[i] != ky[i] {
-				if kx[i] < ky[i] {
-					return -1
-				}
-				return 1
+			if c := strings.Compare(kx[i], ky[i]); c != 0 {
+				return c, true
 			}
-			if c := Compare(x[kx[i]], y[ky[i]]); c != 0 {
-				return c
+			if c := elem(x[kx[i]], y[ky[i]]); c != 0 {
+				return c, true
 			}
 		}
-		return cmpInt(len(kx), len(ky))
+		return cmpInt(len(kx), len(ky)), true
 	}
-	return 0
+	return 0, false
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -16,38 +16,13 @@ func CompareRaw(a, b any) int {
 	switch x := a.(type) {
 	case string:
 		return strings.Compare(x, b.(string))
-	case []any:
-		y := b.([]any)
-		for i := 0; i < len(x) && i < len(y); i++ {
-			if c := CompareRaw(x[i], y[i]); c != 0 {
-				return c
-			}
-		}
-		return cmpInt(len(x), len(y))
-	case map[string]any:
-		y := b.(map[string]any)
-		kx, ky := sortedKeys(x), sortedKeys(y)
-		for i := 0; i < len(kx) && i < len(ky); i++ {
-			if c := strings.Compare(kx[i], ky[i]); c != 0 {
-				return c
-			}
-			if c := CompareRaw(x[kx[i]], y[ky[i]]); c != 0 {
-				return c
-			}
-		}
-		return cmpInt(len(kx), len(ky))
 	case nil, bool:
 		return strings.Compare(atomName(a), atomName(b))
 	}
-	fa, _ := toFloat(a)
-	fb, _ := toFloat(b)
-	switch {
-	case fa < fb:
-		return -1
-	case fa > fb:
-		return 1
+	if c, ok := compareComposite(a, b, CompareRaw); ok {
+		return c
 	}
-	return 0
+	return compareNumbers(a, b)
 }
 
 func rawRank(v any) int {
