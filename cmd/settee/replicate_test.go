@@ -16,8 +16,13 @@ import (
 )
 
 // roundTrip pushes a store to an empty remote database, pulls it into a new
-// store, then edits both sides and syncs.
-func roundTrip(t *testing.T, dbURL string, env []string) {
+// store, then edits both sides and syncs. snapshotFeed says the server's
+// changes feed is a snapshot, as CouchDB's and ours are; pouchdb-server's
+// can leave out a document another request is rewriting at that moment
+// (it drops the old sequence entry before adding the new one: 15 of 120
+// reads of a feed came back empty while one document was rewritten), and
+// a sync's push and pull run at once.
+func roundTrip(t *testing.T, dbURL string, env []string, snapshotFeed bool) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db")
 	for i := 0; i < 30; i++ {
@@ -48,7 +53,16 @@ func roundTrip(t *testing.T, dbURL string, env []string) {
 	ok(t, "put", b, "only-b", `{"n":"b"}`)
 	run("sync", a, dbURL)
 	out = run("sync", b, dbURL)
-	if !strings.Contains(out, "push done: 2 docs written") || !strings.Contains(out, "pull done: 1 doc written") {
+	if !strings.Contains(out, "push done: 2 docs written") {
+		t.Errorf("sync output:\n%s", out)
+	}
+	if !snapshotFeed && strings.Contains(out, "pull done: 0 docs written") {
+		// b's own push moved doc-00 while its pull read the feed: the
+		// next sync brings a's edit, and nothing was lost.
+		t.Logf("pouchdb-server's feed missed doc-00 during the push; syncing again")
+		out = run("sync", b, dbURL)
+	}
+	if !strings.Contains(out, "pull done: 1 doc written") {
 		t.Errorf("sync output:\n%s", out)
 	}
 	run("sync", a, dbURL)
@@ -105,7 +119,7 @@ func withAuth(u string, env []string) string {
 func TestPouchDB(t *testing.T) {
 	pouch := testpeer.PouchDB(t)
 	t.Run("RoundTrip", func(t *testing.T) {
-		roundTrip(t, pouch.CreateDB(t, "roundtrip"), nil)
+		roundTrip(t, pouch.CreateDB(t, "roundtrip"), nil, false)
 	})
 	t.Run("MissingDatabase", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "x.db")
@@ -185,7 +199,7 @@ func TestServe(t *testing.T) {
 	dbURL := root + "/hub"
 	env := []string{"SETTEE_USER=admin", "SETTEE_PASSWORD=correct horse"}
 	t.Run("RoundTrip", func(t *testing.T) {
-		roundTrip(t, dbURL, env)
+		roundTrip(t, dbURL, env, true)
 	})
 	t.Run("WrongPassword", func(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "w.db")
