@@ -193,7 +193,9 @@ func validLiteral(data []byte, i int, lit string) (int, bool) {
 // exactly what the parser does. A body that is not valid JSON or not an
 // object is ErrBadRequest. A compact body is returned as is, not copied.
 func CompactBody(body []byte) ([]byte, error) {
-	b := bytes.TrimSpace(body)
+	// JSON's white space only: bytes.TrimSpace also drops \f, \v and
+	// Unicode spaces, and "\f{}" is not JSON.
+	b := bytes.Trim(body, " \t\n\r")
 	if len(b) == 0 {
 		return []byte("{}"), nil
 	}
