@@ -27,32 +27,50 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// harnessRun is what runHarness leaves: the results the harness wrote, its
+// table, its work directory and its results.json.
+type harnessRun struct {
+	res            *Results
+	stdout         string
+	work, out, svg string
+}
+
+// runHarness runs the harness with args, in a work directory and an output
+// directory of the test's, and reads back the results it wrote.
+func runHarness(t *testing.T, timeout time.Duration, args ...string) *harnessRun {
+	t.Helper()
+	dir := t.TempDir()
+	h := &harnessRun{work: filepath.Join(dir, "work"), out: filepath.Join(dir, "out", "results.json")}
+	h.svg = strings.TrimSuffix(h.out, ".json") + ".svg"
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, append(args, "-workdir", h.work, "-out", h.out, "-root", "."), &stdout, &stderr)
+	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	h.stdout = stdout.String()
+	data, err := os.ReadFile(h.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.res = &Results{}
+	if err := json.Unmarshal(data, h.res); err != nil {
+		t.Fatalf("results.json does not parse: %v", err)
+	}
+	return h
+}
+
 // TestSmoke runs the whole harness on a tiny dataset: every phase, every
 // contender (PouchDB included), against a pouchdb-server it starts.
 // Phase find runs last and adds its two index design documents to the
 // pulled store.
 func TestSmoke(t *testing.T) {
-	dir := t.TempDir()
-	work := filepath.Join(dir, "work")
-	out := filepath.Join(dir, "out", "results.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"-docs", "200", "-seed", "7", "-workdir", work, "-keep", "-out", out, "-root", ".",
-		"-phases", "pull,push,noop,incremental,find", "-find-queries", "20"}, &stdout, &stderr)
-	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatalf("results.json does not parse: %v", err)
-	}
+	h := runHarness(t, 5*time.Minute, "-docs", "200", "-seed", "7", "-keep",
+		"-phases", "pull,push,noop,incremental,find", "-find-queries", "20")
+	res, work := h.res, h.work
+	ctx := context.Background()
 	if len(res.Errors) > 0 {
 		t.Fatalf("errors: %q", res.Errors)
 	}
@@ -133,11 +151,11 @@ func TestSmoke(t *testing.T) {
 	if len(res.Targets) < 5 {
 		t.Errorf("targets: %+v", res.Targets)
 	}
-	svg, err := os.ReadFile(strings.TrimSuffix(out, ".json") + ".svg")
+	svg, err := os.ReadFile(h.svg)
 	if err != nil || !bytes.HasPrefix(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("pull settee")) {
 		t.Errorf("chart: %v %.100q", err, svg)
 	}
-	if !strings.Contains(stdout.String(), "| pull") {
+	if !strings.Contains(h.stdout, "| pull") {
 		t.Errorf("no table on stdout")
 	}
 }

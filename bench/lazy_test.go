@@ -1,11 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -15,25 +10,9 @@ import (
 // receives fewer bytes, the bodies fetched on demand arrive, and the
 // push's pending count agrees with the target at every checkpoint.
 func TestLazyAndPendingPhases(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "results.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"-phases", "lazy,pending", "-lazy-docs", "300", "-lazy-atts", "6", "-lazy-att-size", "20KB", "-lazy-fetch", "3",
-		"-pending-docs", "2600", "-workdir", filepath.Join(dir, "work"), "-out", out, "-root", "."}, &stdout, &stderr)
-	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	h := runHarness(t, 3*time.Minute, "-phases", "lazy,pending", "-lazy-docs", "300", "-lazy-atts", "6", "-lazy-att-size", "20KB", "-lazy-fetch", "3",
+		"-pending-docs", "2600")
+	res := h.res
 	if len(res.Lazy) != 1 || len(res.Pending) != 2 || len(res.Errors) > 0 {
 		t.Fatalf("lazy runs %d, pending runs %d, errors %q; want 1, 2, none", len(res.Lazy), len(res.Pending), res.Errors)
 	}

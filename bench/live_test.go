@@ -2,10 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,25 +12,9 @@ import (
 // settee serve: every write reaches every other device and the figures
 // and targets are filled in.
 func TestLiveWorkloads(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "results.json")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"-phases", "live,hub", "-live-writes", "20", "-hub-devices", "3", "-hub-rate", "4", "-hub-seconds", "2",
-		"-live-checkpoint-interval", "1s", "-workdir", filepath.Join(dir, "work"), "-out", out, "-root", "."}, &stdout, &stderr)
-	t.Logf("stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
+	h := runHarness(t, 3*time.Minute, "-phases", "live,hub", "-live-writes", "20", "-hub-devices", "3", "-hub-rate", "4", "-hub-seconds", "2",
+		"-live-checkpoint-interval", "1s")
+	res := h.res
 	if res.Pull != nil || res.Dataset.Docs != 0 {
 		t.Errorf("live phases alone loaded or pulled the dataset: %+v", res.Dataset)
 	}
@@ -67,10 +48,10 @@ func TestLiveWorkloads(t *testing.T) {
 	if !names["live p99 via settee serve"] || !names["hub p99 via settee serve"] {
 		t.Errorf("targets: %+v", res.Targets)
 	}
-	if !strings.Contains(stdout.String(), "| live (checkpoint every 1s) ") || !strings.Contains(stdout.String(), "| hub (checkpoint every 1s) ") {
+	if !strings.Contains(h.stdout, "| live (checkpoint every 1s) ") || !strings.Contains(h.stdout, "| hub (checkpoint every 1s) ") {
 		t.Errorf("no live table on stdout")
 	}
-	svg, err := os.ReadFile(filepath.Join(dir, "results.svg"))
+	svg, err := os.ReadFile(h.svg)
 	if err != nil || !bytes.Contains(svg, []byte("hub settee serve")) || bytes.Contains(svg, []byte("Throughput")) {
 		t.Errorf("chart: want the latency bars only: %v %.300q", err, svg)
 	}
