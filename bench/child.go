@@ -61,17 +61,11 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if mode == "push" {
 		opts.Source, opts.Target = opts.Target, opts.Source
 	}
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	start := time.Now()
 	res, err := sync.Replicate(ctx, opts)
 	secs := time.Since(start).Seconds()
@@ -167,4 +161,21 @@ func (cc *countConn) Write(p []byte) (int, error) {
 	n, err := cc.Conn.Write(p)
 	cc.c.sent.Add(int64(n))
 	return n, err
+}
+
+// startCPUProfile writes a CPU profile to path (nothing when path is
+// empty) until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

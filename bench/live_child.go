@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -68,19 +67,12 @@ func runLiveChild(ctx context.Context, mode string, args []string, stdout, stder
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	if *cpuprofile != "" {
-		pf, err := os.Create(*cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startCPUProfile(*cpuprofile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	var st *liveStats
-	var err error
 	if mode == "live" {
 		if *writes < 1 {
 			return errors.New("child live: --writes must be positive")
