@@ -83,15 +83,7 @@ func TestServeDir(t *testing.T) {
 // line, before saying it serves, and creates nothing (items 2 and 3).
 func TestServeFailsFast(t *testing.T) {
 	dir := t.TempDir()
-	foreign := filepath.Join(dir, "other-app.db")
-	raw, err := sql.Open("sqlite", foreign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("CREATE TABLE notes(x)"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	foreign := foreignSQLite(t, dir)
 	store := filepath.Join(dir, "ok.db")
 	ok(t, "put", store, "a", `{}`)
 	for _, c := range []struct {
@@ -127,15 +119,7 @@ func TestServeFailsFast(t *testing.T) {
 // store (item 4). Path errors are said once (item 5).
 func TestStoreOwnership(t *testing.T) {
 	dir := t.TempDir()
-	foreign := filepath.Join(dir, "other-app.db")
-	raw, err := sql.Open("sqlite", foreign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("CREATE TABLE notes(x)"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	foreign := foreignSQLite(t, dir)
 	before, _ := os.ReadFile(foreign)
 	for _, cmd := range [][]string{{"info", foreign}, {"put", foreign, "x", "{}"}, {"changes", foreign}} {
 		failsWith(t, cli(t, nil, cmd...), exitFailure, "another program's SQLite database", "not a Settee store")
@@ -189,4 +173,20 @@ func TestBadArguments(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.db")); err == nil {
 		t.Error("a refused pull created its store")
 	}
+}
+
+// foreignSQLite makes another program's SQLite file in dir: a table of its
+// own, no Settee schema.
+func foreignSQLite(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "other-app.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec("CREATE TABLE notes(x)"); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
