@@ -111,13 +111,8 @@ func BenchmarkBaselinePlainInsert(b *testing.B) {
 }
 
 func BenchmarkChangesScan(b *testing.B) {
-	db := benchDB(b)
 	const n = 10000
-	for i := 0; i < n; i += 1000 {
-		if _, err := db.BulkDocs(bg, replBatch(i, 1000), false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	db := benchDBWith(b, n)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rows := 0
@@ -288,13 +283,8 @@ func BenchmarkBulkDocsReplicatedConflicts(b *testing.B) {
 // BenchmarkChangesTail reads the last row of the feed, as a continuous feed
 // does after every commit: the cost of a page, not of its rows.
 func BenchmarkChangesTail(b *testing.B) {
-	db := benchDB(b)
 	const n = 10000
-	for i := 0; i < n; i += 1000 {
-		if _, err := db.BulkDocs(bg, replBatch(i, 1000), false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	db := benchDBWith(b, n)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		rows := 0
@@ -303,4 +293,15 @@ func BenchmarkChangesTail(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pages/s")
+}
+
+// benchDBWith is a benchmark store holding n replicated documents.
+func benchDBWith(b *testing.B, n int) *localdb.DB {
+	db := benchDB(b)
+	for i := 0; i < n; i += 1000 {
+		if _, err := db.BulkDocs(bg, replBatch(i, 1000), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db
 }
