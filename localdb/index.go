@@ -415,34 +415,9 @@ func entryKey(dst []byte, def *mango.Index, doc map[string]any, id string) ([]by
 }
 
 // decodeMembers decodes what the indexes of set read from a stored body:
-// only the members their fields start with (see ixSet.need), or the whole
-// body as decodeForIndex does. Keys computed from either are the same; the
-// invariant check computes them from the whole body.
+// only the members their fields start with (see ixSet.need). Keys computed
+// from it are those of the whole body, from which the invariant check
+// computes them.
 func decodeMembers(set *ixSet, id, rev string, body []byte) (map[string]any, error) {
-	names := set.need()
-	if names == nil {
-		return decodeForIndex(id, rev, body)
-	}
-	m, err := mango.DecodeMembers(body, names)
-	if err != nil {
-		return decodeForIndex(id, rev, body)
-	}
-	m["_id"], m["_rev"] = id, rev
-	return m, nil
-}
-
-// decodeForIndex decodes a stored body as the indexer sees it, with _id and
-// _rev.
-func decodeForIndex(id, rev string, body []byte) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	m["_id"], m["_rev"] = id, rev
-	return m, nil
+	return mango.DecodeDoc(id, rev, body, set.need())
 }

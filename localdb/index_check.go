@@ -85,7 +85,7 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 			if d.isDesign {
 				continue
 			}
-			doc, err := decodeForIndex(d.id, d.rev, d.body)
+			doc, err := mango.DecodeDoc(d.id, d.rev, d.body, nil)
 			if err != nil {
 				continue
 			}

@@ -275,3 +275,28 @@ func skipValue(b []byte, i int) int {
 	}
 	return j
 }
+
+// DecodeDoc decodes a stored document body as selectors and indexes see
+// it, with _id and _rev set: only the members names lists (see
+// DecodeMembers), or the whole body when names is nil or the fast path
+// refuses the body (so encoding/json gives the error).
+func DecodeDoc(id, rev string, body []byte, names map[string]bool) (map[string]any, error) {
+	var m map[string]any
+	if names != nil {
+		if mm, err := DecodeMembers(body, names); err == nil {
+			m = mm
+		}
+	}
+	if m == nil {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&m); err != nil {
+			return nil, err
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+	}
+	m["_id"], m["_rev"] = id, rev
+	return m, nil
+}

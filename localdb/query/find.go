@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -157,22 +156,6 @@ func addConflicts(ctx context.Context, db *localdb.DB, row *localdb.IndexRow, do
 		doc["_conflicts"] = list
 	}
 	return nil
-}
-
-// decodeDoc decodes a row's document with _id and _rev, as selectors see
-// it.
-func decodeDoc(row *localdb.IndexRow) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(row.Doc.Body))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	m["_id"], m["_rev"] = row.Doc.ID, row.Doc.Rev
-	return m, nil
 }
 
 // hasFields: a document sorted by fields must have them (an index would

@@ -62,13 +62,5 @@ func selectorMembers(obj map[string]any, need map[string]bool) bool {
 // decodeMembers decodes the members need names of a row's document (all
 // of them when need is nil), with _id and _rev, as selectors see it.
 func decodeMembers(row *localdb.IndexRow, need map[string]bool) (map[string]any, error) {
-	if need == nil {
-		return decodeDoc(row)
-	}
-	m, err := mango.DecodeMembers(row.Doc.Body, need)
-	if err != nil {
-		return decodeDoc(row)
-	}
-	m["_id"], m["_rev"] = row.Doc.ID, row.Doc.Rev
-	return m, nil
+	return mango.DecodeDoc(row.Doc.ID, row.Doc.Rev, row.Doc.Body, need)
 }

@@ -180,7 +180,7 @@ func (o *observer) relevant(ctx context.Context, since int64) (bool, int64, erro
 			found = true
 		case c.Deleted || c.Doc == nil:
 		default:
-			doc, err := decodeDoc(&localdb.IndexRow{Doc: c.Doc})
+			doc, err := mango.DecodeDoc(c.Doc.ID, c.Doc.Rev, c.Doc.Body, nil)
 			found = err == nil && o.req.selector.Match(doc) && hasFields(doc, o.req.sort)
 		}
 		return nil
