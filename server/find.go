@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"mime"
 	"net/http"
 	"strings"
 
@@ -13,27 +12,13 @@ import (
 	mango "github.com/settee/settee/localdb/query"
 )
 
-// requireJSON answers CouchDB's 415 for a body that is not
-// application/json, as chttpd:validate_ctype does for Mango's endpoints.
-func requireJSON(r *http.Request) error {
-	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if ct != "application/json" {
-		return &couchdoc.Error{Status: http.StatusUnsupportedMediaType, Name: "bad_content_type", Reason: "Content-Type must be application/json"}
-	}
-	return nil
-}
-
 // serveFind answers POST /{db}/_find and /{db}/_explain.
 func (s *Server) serveFind(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
 	if r.Method != http.MethodPost {
 		s.writeError(w, r, methodNotAllowed("POST"))
 		return
 	}
-	if err := requireJSON(r); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	body, err := readBody(r)
+	body, err := readJSONRequest(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -133,11 +118,7 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request, rt route, db
 	case http.MethodGet, http.MethodHead:
 		writeJSON(w, http.StatusOK, mango.ListIndexes(db))
 	case http.MethodPost:
-		if err := requireJSON(r); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		body, err := readBody(r)
+		body, err := readJSONRequest(r)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

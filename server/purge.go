@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
 )
 
@@ -26,11 +25,7 @@ func (s *Server) servePurge(w http.ResponseWriter, r *http.Request, db *localdb.
 		s.writeError(w, r, methodNotAllowed("POST"))
 		return
 	}
-	if ct, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); ct != "application/json" {
-		s.writeError(w, r, &couchdoc.Error{Status: http.StatusUnsupportedMediaType, Name: "bad_content_type", Reason: "Content-Type must be application/json"})
-		return
-	}
-	b, err := readBody(r)
+	b, err := readJSONRequest(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

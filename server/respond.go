@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -102,6 +103,17 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
 	return b, nil
+}
+
+// readJSONRequest reads a body that must be application/json: else
+// CouchDB's 415, as chttpd:validate_ctype answers for _find, _index and
+// _purge.
+func readJSONRequest(r *http.Request) ([]byte, error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct != "application/json" {
+		return nil, &couchdoc.Error{Status: http.StatusUnsupportedMediaType, Name: "bad_content_type", Reason: "Content-Type must be application/json"}
+	}
+	return readBody(r)
 }
 
 // decodeJSONBody decodes a JSON request body into v; malformed JSON is 400.
