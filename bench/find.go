@@ -83,14 +83,12 @@ func (b *bench) findPhase(ctx context.Context) {
 			runs = append(runs, r)
 		}
 	}
-	name := "server"
+	name := "pouchdb-server"
 	switch {
 	case b.cfg.Couch != "":
 		name = "couchdb"
 	case b.cfg.Server == "settee":
 		name = "settee serve"
-	default:
-		name = "pouchdb-server"
 	}
 	b.logf("find: %s (POST _find over HTTP)", name)
 	if r, err := findHTTP(ctx, b.src, eq, rng); err != nil {

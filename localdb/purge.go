@@ -118,9 +118,7 @@ func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, given m
 		moved = moved || len(st.tree.Nodes) > 0
 	}
 	if !moved {
-		if err := w.bumpSeq(); err != nil {
-			return err
-		}
+		w.seq++ // as CouchDB, so indexers and feeds notice the purge
 	}
 	w.fed = true
 	if err := w.saveSeqFloor(); err != nil {

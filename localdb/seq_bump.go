@@ -1,8 +1,8 @@
 package localdb
 
 // bumpSeq advances the update sequence without a document moving, as
-// CouchDB does for a purge that leaves no document at a new sequence and
-// for a change of a database setting (revs_limit, purged_infos_limit):
+// CouchDB does for a change of a database setting (revs_limit,
+// purged_infos_limit):
 // indexers and feed readers see that something changed. The floor keeps
 // the sequence where it is once no document sits at it.
 func (w *wtx) bumpSeq() error {
