@@ -10,16 +10,17 @@ import (
 
 // checkIndexes verifies the json indexes against the documents: the
 // indexes are those of the live design documents, and each index holds
-// exactly the entries its definition gives for the live documents.
+// exactly the entries its definition gives for the live documents, each
+// naming the row of its document's winner.
 func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 	var errs []error
 	type live struct {
-		docID    int64
+		revRow   int64
 		id, rev  string
 		body     []byte
 		isDesign bool
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT d.doc_id, d.id, d.winner, r.body FROM docs d
+	rows, err := tx.QueryContext(ctx, `SELECT r.rev_row, d.id, d.winner, r.body FROM docs d
 		JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner WHERE d.deleted = 0`)
 	if err != nil {
 		return nil, err
@@ -27,7 +28,7 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 	var docs []live
 	for rows.Next() {
 		var l live
-		if err := rows.Scan(&l.docID, &l.id, &l.rev, &l.body); err != nil {
+		if err := rows.Scan(&l.revRow, &l.id, &l.rev, &l.body); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -90,24 +91,24 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 				continue
 			}
 			if key, ok := entryKey(nil, ix, doc, d.id); ok {
-				expect[string(key)] = d.docID
+				expect[string(key)] = d.revRow
 			}
 		}
-		erows, err := tx.QueryContext(ctx, "SELECT key, doc_id FROM mango_entries WHERE ix_id = ?", ixID)
+		erows, err := tx.QueryContext(ctx, "SELECT key, rev_row FROM mango_entries WHERE ix_id = ?", ixID)
 		if err != nil {
 			return nil, err
 		}
 		n := 0
 		for erows.Next() {
 			var key []byte
-			var docID int64
-			if err := erows.Scan(&key, &docID); err != nil {
+			var revRow int64
+			if err := erows.Scan(&key, &revRow); err != nil {
 				erows.Close()
 				return nil, err
 			}
 			n++
-			if got, ok := expect[string(key)]; !ok || got != docID {
-				errs = append(errs, fmt.Errorf("index %q: stray entry %x for doc %d", k, key, docID))
+			if got, ok := expect[string(key)]; !ok || got != revRow {
+				errs = append(errs, fmt.Errorf("index %q: stray entry %x for revision row %d", k, key, revRow))
 			}
 		}
 		erows.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
 )
 
 // IndexScan is a key range of one index, read in key order.
@@ -39,23 +40,35 @@ type IndexRow struct {
 // index is ErrNotFound. Rows are read a page at a time, so a scan that
 // stops early reads little more than it used.
 func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bool, error)) error {
-	page := s.PageSize
-	if page <= 0 {
-		page = 100
-	}
+	return db.ScanChosen(ctx, func([]*mango.Index) (*IndexScan, error) { return &s, nil }, fn)
+}
+
+// ScanChosen is ScanIndex of the range choose picks from the json indexes
+// the read snapshot has (nil: no scan): a query planner sees the indexes
+// of the snapshot it reads, with one look at the file's index set.
+func (db *DB) ScanChosen(ctx context.Context, choose func([]*mango.Index) (*IndexScan, error), fn func(*IndexRow) (bool, error)) error {
 	return db.readTx(ctx, func(tx *sql.Tx) error {
-		var ixID int64
 		r := db.newRtx(ctx, tx)
+		set, err := db.currentSet(ctx, tx, r.stmt(qIndexGen))
+		if err != nil {
+			return err
+		}
+		s, err := choose(set.defs())
+		if err != nil || s == nil {
+			return err
+		}
+		var ixID int64
+		var fields int
 		if s.DDoc != "" || s.Name != "" {
-			set, err := db.currentSet(ctx, tx, r.stmt(qIndexGen))
-			if err != nil {
-				return err
-			}
 			ix := set.find(s.DDoc, s.Name)
 			if ix == nil {
 				return couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
 			}
-			ixID = ix.id
+			ixID, fields = ix.id, len(ix.def.Fields)
+		}
+		page := s.PageSize
+		if page <= 0 {
+			page = 100
 		}
 		cursor, inclusive := s.Start, true
 		if s.Descending {
@@ -65,7 +78,7 @@ func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bo
 			cursor, inclusive = s.After, false
 		}
 		for {
-			rows, err := scanPage(r, ixID, s, cursor, inclusive, page)
+			rows, err := scanPage(r, ixID, fields, *s, cursor, inclusive, page)
 			if err != nil {
 				return err
 			}
@@ -96,16 +109,16 @@ type scanRow struct {
 	hasAtts bool
 }
 
-// scanPage reads up to n rows from cursor on (nil: the range's end).
-func scanPage(r *rtx, ixID int64, s IndexScan, cursor []byte, inclusive bool, n int) ([]scanRow, error) {
+// scanPage reads up to n rows from cursor on (nil: the range's end) of
+// index ixID, whose keys encode fields values before the id.
+func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclusive bool, n int) ([]scanRow, error) {
 	keyCol := "e.key"
-	q := `SELECT e.key, d.id, d.winner, b.rev_row, b.body, b.has_atts FROM mango_entries e
-		JOIN docs d ON d.doc_id = e.doc_id JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner
-		WHERE e.ix_id = ?`
+	q := `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts FROM mango_entries e
+		JOIN revs b ON b.rev_row = e.rev_row WHERE e.ix_id = ?`
 	args := []any{ixID}
 	if s.DDoc == "" && s.Name == "" {
 		keyCol = "d.id"
-		q = `SELECT d.id, d.id, d.winner, b.rev_row, b.body, b.has_atts FROM docs d
+		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts FROM docs d
 			JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner WHERE d.deleted = 0`
 		args = nil
 	}
@@ -151,11 +164,36 @@ func scanPage(r *rtx, ixID int64, s IndexScan, cursor []byte, inclusive bool, n 
 	for rows.Next() {
 		var row scanRow
 		doc := &couchdoc.Doc{}
-		if err := rows.Scan(&row.key, &doc.ID, &doc.Rev, &row.revRow, &doc.Body, &row.hasAtts); err != nil {
+		if err := rows.Scan(&row.key, &doc.Rev, &row.revRow, &doc.Body, &row.hasAtts); err != nil {
 			return nil, err
 		}
+		id, err := entryID(row.key, fields, ixID)
+		if err != nil {
+			return nil, err
+		}
+		doc.ID = id
 		row.doc = doc
 		out = append(out, row)
 	}
 	return out, rows.Err()
+}
+
+// entryID is the document id at the tail of an entry's key: after the
+// fields' encodings and a 00 byte. The _all_docs index (ixID 0) keys by id.
+func entryID(key []byte, fields int, ixID int64) (string, error) {
+	if ixID == 0 {
+		return string(key), nil
+	}
+	i := 0
+	for f := 0; f < fields; f++ {
+		n, ok := mango.KeyLen(key[i:])
+		if !ok {
+			return "", fmt.Errorf("index %d: malformed entry key %x", ixID, key)
+		}
+		i += n
+	}
+	if i >= len(key) || key[i] != 0 {
+		return "", fmt.Errorf("index %d: malformed entry key %x", ixID, key)
+	}
+	return string(key[i+1:]), nil
 }

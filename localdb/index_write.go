@@ -32,11 +32,13 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 		return nil
 	}
 	var doc map[string]any
+	var row int64
 	if !wn.Deleted {
-		body, err := w.winnerBody(st, newWin, bodies)
+		body, r, err := w.winnerBody(st, newWin, bodies)
 		if err != nil {
 			return err
 		}
+		row = r
 		if design {
 			return w.designChanged(st.id, body)
 		}
@@ -57,7 +59,11 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 			prev = old[i]
 		}
 		if ok && prev != nil && bytes.Equal(key, prev) {
-			continue // the entry stays as it is
+			// The entry stays; it names the new winner's row.
+			if _, err := w.exec(qMoveEntry, row, ix.id, prev); err != nil {
+				return fmt.Errorf("reindex %q: %w", st.id, err)
+			}
+			continue
 		}
 		if prev != nil {
 			if _, err := w.exec(qDeleteEntry, ix.id, prev); err != nil {
@@ -65,7 +71,7 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 			}
 		}
 		if ok {
-			w.addEntry(ix.id, key, st.docID)
+			w.addEntry(ix.id, key, row)
 		}
 	}
 	w.keyBuf = key
@@ -86,7 +92,7 @@ func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	if set.empty() {
 		return nil
 	}
-	body, err := w.winnerBody(st, oldWin, nil)
+	body, _, err := w.winnerBody(st, oldWin, nil)
 	if err != nil {
 		return err
 	}
@@ -106,23 +112,29 @@ func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 	return nil
 }
 
-// qDeleteEntry deletes one index entry.
-const qDeleteEntry = "DELETE FROM mango_entries WHERE ix_id = ? AND key = ?"
+const (
+	// qDeleteEntry deletes one index entry.
+	qDeleteEntry = "DELETE FROM mango_entries WHERE ix_id = ? AND key = ?"
+	// qMoveEntry points an entry at its document's new winner.
+	qMoveEntry = "UPDATE mango_entries SET rev_row = ? WHERE ix_id = ? AND key = ?"
+)
 
-// winnerBody returns the body of revision rev: from the batch, else stored.
-func (w *wtx) winnerBody(st *docState, rev string, bodies []revWrite) ([]byte, error) {
+// winnerBody returns the body of revision rev and its rev_row: from the
+// batch when it was stored by it, else read.
+func (w *wtx) winnerBody(st *docState, rev string, bodies []revWrite) ([]byte, int64, error) {
 	for _, b := range bodies {
-		if b.rev == rev {
-			return b.body, nil
+		if b.rev == rev && b.row != 0 {
+			return b.body, b.row, nil
 		}
 	}
 	var body []byte
-	err := w.queryRow("SELECT body FROM revs WHERE doc_id = ? AND rev = ?", st.docID, rev).Scan(&body)
+	var row int64
+	err := w.queryRow("SELECT body, rev_row FROM revs WHERE doc_id = ? AND rev = ?", st.docID, rev).Scan(&body, &row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("doc %q: winner %s has no body", st.id, rev)
+		return nil, 0, fmt.Errorf("doc %q: winner %s has no body", st.id, rev)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read winner of %q: %w", st.id, err)
+		return nil, 0, fmt.Errorf("read winner of %q: %w", st.id, err)
 	}
-	return body, nil
+	return body, row, nil
 }

@@ -19,8 +19,8 @@ const pendingChunk = 100
 
 const (
 	docCols   = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
-	revCols   = 3 // doc_id, rev, body
-	entryCols = 3 // ix_id, key, doc_id
+	revCols   = 4 // rev_row, doc_id, rev, body
+	entryCols = 3 // ix_id, key, rev_row
 )
 
 func multiInsert(head string, cols, rows int, tail string) string {
@@ -33,11 +33,11 @@ func insertDocsQuery(rows int) string {
 }
 
 func insertRevsQuery(rows int) string {
-	return multiInsert("INSERT INTO revs (doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
+	return multiInsert("INSERT INTO revs (rev_row, doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
 }
 
 func insertEntriesQuery(rows int) string {
-	return multiInsert("INSERT OR IGNORE INTO mango_entries (ix_id, key, doc_id)", entryCols, rows, "")
+	return multiInsert("INSERT OR IGNORE INTO mango_entries (ix_id, key, rev_row)", entryCols, rows, "")
 }
 
 var (
@@ -55,28 +55,37 @@ type pending struct {
 
 // entryRow is a buffered mango_entries row.
 type entryRow struct {
-	ix    int64
-	key   []byte
-	docID int64
+	ix     int64
+	key    []byte
+	revRow int64
 }
 
 func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 }
 
-// nextDocID hands out doc_ids explicitly, so buffered rows and rows written
-// at once never compete for the same rowid.
-func (w *wtx) nextDocID() (int64, error) {
-	if !w.haveDocID {
-		s, err := w.bind(qMaxDocID)
+// rowCounter is the highest rowid of a table handed out in a transaction,
+// once read.
+type rowCounter struct {
+	last int64
+	read bool
+}
+
+// nextRow hands out the rowids of docs and revs explicitly (maxQuery reads
+// the table's highest), so buffered rows and rows written at once never
+// compete for one, and a buffered revision's row is known before it is
+// written (index entries name it).
+func (w *wtx) nextRow(c *rowCounter, maxQuery string) (int64, error) {
+	if !c.read {
+		s, err := w.bind(maxQuery)
 		if err != nil {
 			return 0, err
 		}
-		if err := s.QueryRowContext(w.ctx).Scan(&w.lastDocID); err != nil {
-			return 0, fmt.Errorf("read doc ids: %w", err)
+		if err := s.QueryRowContext(w.ctx).Scan(&c.last); err != nil {
+			return 0, fmt.Errorf("read row ids: %w", err)
 		}
-		w.haveDocID = true
+		c.read = true
 	}
-	w.lastDocID++
-	return w.lastDocID, nil
+	c.last++
+	return c.last, nil
 }
 
 // flush writes the buffered rows.
@@ -126,13 +135,13 @@ func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int)
 }
 
 // addEntry buffers an index entry; key is copied.
-func (w *wtx) addEntry(ix int64, key []byte, docID int64) {
+func (w *wtx) addEntry(ix int64, key []byte, revRow int64) {
 	if len(w.keyArena)+len(key) > cap(w.keyArena) {
 		w.keyArena = make([]byte, 0, max(64<<10, len(key)))
 	}
 	start := len(w.keyArena)
 	w.keyArena = append(w.keyArena, key...)
-	w.pend.entries = append(w.pend.entries, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], docID})
+	w.pend.entries = append(w.pend.entries, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
 }
 
 // flushEntries inserts buffered index entries, sorted by index then key:
@@ -165,7 +174,7 @@ func (w *wtx) flushEntries(rows []entryRow) error {
 		}
 		args = args[:0]
 		for _, r := range rows[:n] {
-			args = append(args, r.ix, r.key, r.docID)
+			args = append(args, r.ix, r.key, r.revRow)
 		}
 		if _, err := s.ExecContext(w.ctx, args...); err != nil {
 			return err

@@ -140,19 +140,31 @@ func RevShape(s string) bool {
 
 // purgeDoc stores what RemoveLeaves left of a document: nothing, or the
 // smaller tree at a new sequence; bodies of revisions no longer in the tree
-// go (their attachment content waits for Compact).
+// go (their attachment content waits for Compact). The indexes follow the
+// winner, as for any write: a document purged whole leaves them, and a
+// design document takes its indexes with it.
 func (w *wtx) purgeDoc(st *docState) error {
+	oldWin, oldLive := st.win, st.live
+	gone := revtree.Node{Deleted: true} // what the indexes see of a document purged whole
+	wn := gone
+	if len(st.tree.Nodes) > 0 {
+		wn = st.tree.Nodes[st.tree.Leaves()[0]]
+	}
+	if err := w.unindex(st, oldWin, oldLive, wn); err != nil {
+		return err
+	}
 	w.count(st.live, st.dead, -1)
 	if len(st.tree.Nodes) == 0 {
 		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM expirations WHERE id = ?", st.id); err != nil {
 			return err
 		}
-		_, err := w.tx.ExecContext(w.ctx, "DELETE FROM docs WHERE doc_id = ?", st.docID)
-		return err
+		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM docs WHERE doc_id = ?", st.docID); err != nil {
+			return err
+		}
+		return w.reindex(st, oldWin, oldLive, gone, nil)
 	}
 	t := st.tree
 	leaves := t.Leaves()
-	wn := t.Nodes[leaves[0]]
 	conflicted := false
 	for _, l := range leaves[1:] {
 		conflicted = conflicted || !t.Nodes[l].Deleted
@@ -178,7 +190,7 @@ func (w *wtx) purgeDoc(st *docState) error {
 			}
 		}
 	}
-	return nil
+	return w.reindex(st, oldWin, oldLive, wn, nil)
 }
 
 // recordPurges appends one purge info per request and drops the oldest

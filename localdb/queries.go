@@ -17,7 +17,7 @@ const (
 	qInsertAbsent     = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
 	qInsertDoc        = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
 	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
-	qInsertRev        = "INSERT INTO revs (doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	qInsertRev        = "INSERT INTO revs (rev_row, doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
 	qRenameChunks     = "UPDATE att_chunks SET digest = ? WHERE digest = ?"
@@ -28,6 +28,7 @@ const (
 		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row JOIN att_content c ON c.digest = a.digest WHERE r.doc_id = ?`
 	qMaxSeq     = sqlUpdateSeq
 	qMaxDocID   = "SELECT COALESCE(MAX(doc_id), 0) FROM docs"
+	qMaxRevRow  = "SELECT COALESCE(MAX(rev_row), 0) FROM revs"
 	qSavepoint  = "SAVEPOINT doc"
 	qRollbackTo = "ROLLBACK TO doc"
 	qRelease    = "RELEASE doc"
@@ -71,6 +72,7 @@ var writeQueries = []string{
 	qRevAtts,
 	qMaxSeq,
 	qMaxDocID,
+	qMaxRevRow,
 	qSavepoint,
 	qRollbackTo,
 	qRelease,

@@ -19,9 +19,8 @@ type wtx struct {
 	pend  pending              // buffered inserts of new documents
 	// staged holds the attachment bodies streamed in before the batch.
 	staged map[*couchdoc.Attachment]*stagedContent
-	// lastDocID is the highest doc_id handed out, once haveDocID.
-	lastDocID int64
-	haveDocID bool
+	// docIDs and revRows hand out doc_id and rev_row (see nextRow).
+	docIDs, revRows rowCounter
 	// docDelta and delDelta change the stored document counts.
 	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
@@ -194,6 +193,9 @@ type revWrite struct {
 	rev  string
 	body []byte
 	atts []*storedAtt
+	// row is the rev_row the body was stored at, 0 until it is (or when
+	// the revision already had one).
+	row int64
 }
 
 // saveDoc stems the tree, writes the docs row at a new sequence, stores the
@@ -251,7 +253,7 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 // insertNew writes the rows of a document new to the store: buffered in
 // w.pend (multi-row inserts) unless it has attachments.
 func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
-	id, err := w.nextDocID()
+	id, err := w.nextRow(&w.docIDs, qMaxDocID)
 	if err != nil {
 		return err
 	}
@@ -260,9 +262,14 @@ func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []by
 	w.count(st.live, st.dead, 1)
 	if !hasAtts(bodies) {
 		w.pend.docs = append(w.pend.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
-		for _, b := range bodies {
+		for i, b := range bodies {
 			if st.tree.Find(mustRev(b.rev)) >= 0 {
-				w.pend.revs = append(w.pend.revs, id, b.rev, b.body)
+				row, err := w.nextRow(&w.revRows, qMaxRevRow)
+				if err != nil {
+					return err
+				}
+				w.pend.revs = append(w.pend.revs, row, id, b.rev, b.body)
+				bodies[i].row = row
 			}
 		}
 		return nil
@@ -292,22 +299,23 @@ func (w *wtx) count(live, dead bool, d int64) {
 }
 
 func (w *wtx) insertBodies(st *docState, bodies []revWrite) error {
-	for _, b := range bodies {
+	for i, b := range bodies {
 		if st.tree.Find(mustRev(b.rev)) < 0 {
 			continue // stemmed away at once
 		}
-		res, err := w.exec(qInsertRev,
-			st.docID, b.rev, b.body, len(b.atts) > 0)
-		if err != nil {
-			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 || len(b.atts) == 0 {
-			continue
-		}
-		row, err := res.LastInsertId()
+		row, err := w.nextRow(&w.revRows, qMaxRevRow)
 		if err != nil {
 			return err
 		}
+		res, err := w.exec(qInsertRev,
+			row, st.docID, b.rev, b.body, len(b.atts) > 0)
+		if err != nil {
+			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // stored before, at another row
+		}
+		bodies[i].row = row
 		for _, a := range b.atts {
 			if _, err := w.exec(qInsertRevAtt,
 				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos, a.Missing, a.Encoding); err != nil {

@@ -128,3 +128,25 @@ func TestStringKeyOrderRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyLen: KeyLen finds the end of every encoding, whatever follows it,
+// and refuses every encoding cut short.
+func TestKeyLen(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for i := 0; i < 20000; i++ {
+		v := randValue(r, 0)
+		if r.Intn(4) == 0 {
+			v = string(rune(r.Intn(0x2FFFF)+1)) + string(rune(0x10000+r.Intn(0x100))) + "x"
+		}
+		enc := EncodeKey(nil, v)
+		tail := []byte{0, byte(r.Intn(256)), 'i', 'd'}
+		if n, ok := KeyLen(append(enc[:len(enc):len(enc)], tail...)); !ok || n != len(enc) {
+			t.Fatalf("KeyLen(%#v + tail) = %d, %v; want %d (% x)", v, n, ok, len(enc), enc)
+		}
+		for cut := 0; cut < len(enc); cut++ {
+			if n, ok := KeyLen(enc[:cut]); ok {
+				t.Fatalf("KeyLen(%#v cut to %d) = %d, true (% x)", v, cut, n, enc)
+			}
+		}
+	}
+}

@@ -63,11 +63,13 @@ func TestIndexesConsistentUnderRandomHistory(t *testing.T) {
 				}
 			}
 		default:
-			switch r.Intn(3) {
+			switch r.Intn(4) {
 			case 0:
 				if err := db.Compact(bg); err != nil {
 					t.Fatal(err)
 				}
+			case 3:
+				purgeSome(t, db, r, id)
 			case 1:
 				createIndex(t, db, fmt.Sprintf(`{"index": {"fields": ["o.x"], "partial_filter_selector": {"t": "a"}}, "ddoc": "b", "name": "ox%d"}`, r.Intn(3)))
 			default:
@@ -80,6 +82,30 @@ func TestIndexesConsistentUnderRandomHistory(t *testing.T) {
 	}
 	if len(db.Indexes()) < 2 {
 		t.Fatalf("indexes lost: %v", db.Indexes())
+	}
+}
+
+// purgeSome purges the winning leaf of id, or every leaf, or a random
+// one: the winner changes to a stored loser, or the document goes.
+func purgeSome(t *testing.T, db *localdb.DB, r *rand.Rand, id string) {
+	t.Helper()
+	leaves, err := db.OpenRevs(bg, id, nil, localdb.GetOptions{})
+	if err != nil || len(leaves) == 0 {
+		return
+	}
+	var revs []string
+	switch r.Intn(3) {
+	case 0:
+		revs = []string{leaves[0].Doc.Rev}
+	case 1:
+		for _, l := range leaves {
+			revs = append(revs, l.Doc.Rev)
+		}
+	default:
+		revs = []string{leaves[r.Intn(len(leaves))].Doc.Rev}
+	}
+	if _, err := db.Purge(bg, map[string][]string{id: revs}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,50 @@
+package query_test
+
+import (
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// TestEntriesMigrateToRevRow opens a file of schema version 6, whose index
+// entries named documents, not revision rows: the migration drops them and
+// Open rebuilds every index.
+func TestEntriesMigrateToRevRow(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v6.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createIndex(t, db, `{"index": {"fields": ["n"]}, "ddoc": "m", "name": "n"}`)
+	for i := 0; i < 30; i++ {
+		if _, err := db.Put(bg, &couchdoc.Doc{ID: fmt.Sprintf("d%02d", i), Body: []byte(fmt.Sprintf(`{"n": %d}`, i%3))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE old (ix_id INTEGER NOT NULL, key BLOB NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (ix_id, key)) WITHOUT ROWID;
+		INSERT INTO old SELECT e.ix_id, e.key, r.doc_id FROM mango_entries e JOIN revs r ON r.rev_row = e.rev_row;
+		DROP TABLE mango_entries; ALTER TABLE old RENAME TO mango_entries; PRAGMA user_version = 6`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err = localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := ids(t, find(t, db, `{"selector": {"n": 1}, "use_index": "m"}`)); len(got) != 10 {
+		t.Fatalf("after migration n=1 finds %v", got)
+	}
+	if err := db.CheckInvariants(bg); err != nil {
+		t.Fatal(err)
+	}
+}
