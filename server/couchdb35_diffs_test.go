@@ -53,15 +53,11 @@ var couchDBDifferenceReasons = map[string][]string{
 	},
 }
 
-// couchDBGaps are differences that are not deliberate: what Settee's
-// _find does not answer like CouchDB 3.5 yet (issue 15's note). They are
-// listed so that the replay passes while they are open, and fail it once
-// fixed, like the deliberate ones.
-var couchDBGaps = map[string][]string{
-	"CouchDB 3.5 answers from the index alone when it covers the requested fields (no document examined, so no examined-to-returned warning); we read each document, count it and warn.": {
-		"couchdb35-extra/find#28", "couchdb35-extra/find#29", "couchdb35-extra/find#34", "couchdb35-extra/find#41",
-	},
-}
+// couchDBGaps are differences that are not deliberate: what Settee does
+// not answer like CouchDB 3.5 yet. They are listed so that the replay
+// passes while they are open, and fails once they are fixed, like the
+// deliberate ones.
+var couchDBGaps = map[string][]string{}
 
 // couchDBDifferences indexes couchDBDifferenceReasons and couchDBGaps by
 // exchange.

@@ -174,9 +174,8 @@ func boundedPrefix(ix *mango.Index, conj []mango.Conjunct) int {
 	return n
 }
 
-// covers reports whether the fields a query returns are all in the index
-// (its columns and _id), as CouchDB's mango_idx_view:covers; never for
-// all fields.
+// covers reports whether fields are all in the index (its columns and
+// _id), as CouchDB's mango_idx_view:covers; never for all fields (nil).
 func covers(ix *mango.Index, fields []string) bool {
 	if fields == nil {
 		return false
@@ -188,6 +187,54 @@ func covers(ix *mango.Index, fields []string) bool {
 		}
 	}
 	return true
+}
+
+// requiredFields is what a query reads of each document, as CouchDB's
+// mango_cursor_view:required_fields: the fields it returns and those its
+// selector names; nil when it returns whole documents. When an index
+// covers them CouchDB reads no document: it matches the selector against
+// a document made of the row's key and id (see coveredDoc).
+func requiredFields(req *request) []string {
+	if req.fields == nil {
+		return nil
+	}
+	out := append([]string{}, req.fields...)
+	return selectorFields(req.selector.Raw(), "", out)
+}
+
+// selectorFields appends the fields a selector names, as CouchDB's
+// mango_selector:fields of the normalized selector: dotted paths, through
+// $and, $or, $nor and $not (CouchDB's normalization moves a $not below
+// the fields it negates).
+func selectorFields(obj map[string]any, path string, out []string) []string {
+	for k, v := range obj {
+		switch {
+		case k == "$and" || k == "$or" || k == "$nor":
+			list, _ := v.([]any)
+			for _, e := range list {
+				if m, ok := e.(map[string]any); ok {
+					out = selectorFields(m, path, out)
+				}
+			}
+		case k == "$not" && path == "":
+			if m, ok := v.(map[string]any); ok {
+				out = selectorFields(m, path, out)
+			}
+		case strings.HasPrefix(k, "$"):
+			out = append(out, path)
+		default:
+			field := k
+			if path != "" {
+				field = path + "." + k
+			}
+			if m, ok := v.(map[string]any); ok && len(m) > 0 {
+				out = selectorFields(m, field, out)
+				continue
+			}
+			out = append(out, field)
+		}
+	}
+	return out
 }
 
 // selectorHints is CouchDB's selector_hints for json indexes: the

@@ -14,7 +14,7 @@ func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (m
 	if err != nil {
 		return nil, err
 	}
-	p, err := makePlan(db, req)
+	p, err := makePlan(db.Indexes(), req)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +55,8 @@ func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (m
 			endKey = "<MAX>"
 		}
 	}
+	// A covering index is read without the documents (include_docs false).
+	covering := p.index != nil && covers(p.index, requiredFields(req))
 	var mrConflicts any = "undefined"
 	if req.conflicts {
 		mrConflicts = true
@@ -76,11 +78,11 @@ func Explain(ctx context.Context, db *localdb.DB, dbName string, body []byte) (m
 		"index_candidates": candidates(db, req, p),
 		"selector_hints":   selectorHints(req),
 		"mrargs": map[string]any{
-			"include_docs": true, "view_type": "map", "reduce": false, "partition": nil,
+			"include_docs": !covering, "view_type": "map", "reduce": false, "partition": nil,
 			"start_key": startKey, "end_key": endKey, "direction": direction,
 			"stable": false, "update": true, "conflicts": mrConflicts,
 		},
-		"covering": p.index != nil && covers(p.index, req.fields),
+		"covering": covering,
 	}, nil
 }
 

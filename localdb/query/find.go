@@ -69,52 +69,61 @@ func FindFunc(ctx context.Context, db *localdb.DB, body []byte, fn func(json.Raw
 // its rendering.
 func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.IndexRow, json.RawMessage) error) (*Result, error) {
 	began := time.Now()
-	p, err := makePlan(db, req)
-	if err != nil {
-		return nil, err
-	}
 	st := &Stats{}
 	need := neededMembers(req)
+	var p *plan
+	var columns []string
 	var last []byte
 	skip := req.skip
-	if !p.empty && req.limit > 0 {
-		p.scan.PageSize = min(req.limit+req.skip, 1000)
-		err = db.ScanIndex(ctx, p.scan, func(row *localdb.IndexRow) (bool, error) {
-			st.TotalKeysExamined++
-			if mango.IsDesignID(row.Doc.ID) {
-				return true, nil // CouchDB leaves design docs out of _find
-			}
-			st.TotalDocsExamined++
-			doc, err := decodeMembers(row, need)
-			if err != nil || !req.selector.Match(doc) {
-				return true, nil
-			}
-			if p.index == nil && !hasFields(doc, req.sort) {
-				return true, nil
-			}
-			if skip > 0 {
-				skip--
-				return true, nil
-			}
-			if req.conflicts {
-				if err := addConflicts(ctx, db, row, doc); err != nil {
-					return false, err
-				}
-			}
-			out, err := render(row, doc, req.fields)
-			if err != nil {
-				return false, err
-			}
-			if err := fn(row, out); err != nil {
-				return false, err
-			}
-			last = row.Key
-			st.ResultsReturned++
-			return st.ResultsReturned < req.limit, nil
-		})
-		if err != nil {
+	err := db.ScanChosen(ctx, func(indexes []*mango.Index) (*localdb.IndexScan, error) {
+		var err error
+		if p, err = makePlan(indexes, req); err != nil || p.empty || req.limit <= 0 {
 			return nil, err
 		}
+		if p.index != nil && covers(p.index, requiredFields(req)) {
+			columns = p.index.Columns()
+		}
+		p.scan.PageSize = min(req.limit+req.skip, 1000)
+		return &p.scan, nil
+	}, func(row *localdb.IndexRow) (bool, error) {
+		st.TotalKeysExamined++
+		if mango.IsDesignID(row.Doc.ID) {
+			return true, nil // CouchDB leaves design docs out of _find
+		}
+		doc, err := decodeMembers(row, need)
+		if columns != nil && err == nil {
+			doc = coveredDoc(doc, columns)
+		} else {
+			st.TotalDocsExamined++
+		}
+		if err != nil || !req.selector.Match(doc) {
+			return true, nil
+		}
+		if p.index == nil && !hasFields(doc, req.sort) {
+			return true, nil
+		}
+		if skip > 0 {
+			skip--
+			return true, nil
+		}
+		if req.conflicts {
+			if err := addConflicts(ctx, db, row, doc); err != nil {
+				return false, err
+			}
+		}
+		out, err := render(row, doc, req.fields)
+		if err != nil {
+			return false, err
+		}
+		if err := fn(row, out); err != nil {
+			return false, err
+		}
+		last = row.Key
+		st.ResultsReturned++
+		return st.ResultsReturned < req.limit, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	res := &Result{Bookmark: "nil"}
 	switch {
@@ -175,6 +184,11 @@ func render(row *localdb.IndexRow, doc map[string]any, fields []string) (json.Ra
 	if fields == nil {
 		return row.Doc.AppendJSON(nil)
 	}
+	return json.Marshal(project(doc, fields))
+}
+
+// project returns the fields of doc that it has, at their paths.
+func project(doc map[string]any, fields []string) map[string]any {
 	out := map[string]any{}
 	for _, f := range fields {
 		v, ok := mango.Lookup(doc, f)
@@ -193,5 +207,15 @@ func render(row *localdb.IndexRow, doc map[string]any, fields []string) (json.Ra
 		}
 		m[parts[len(parts)-1]] = v
 	}
-	return json.Marshal(out)
+	return out
+}
+
+// coveredDoc is the document CouchDB 3.5 makes of an index row when the
+// index covers the query (requiredFields): _id and the indexed fields, to
+// which it applies the selector and from which it returns the fields
+// without reading the document, so it counts none examined. Settee reads
+// the row's body either way (its keys are collation keys, not values) and
+// answers as CouchDB does.
+func coveredDoc(doc map[string]any, columns []string) map[string]any {
+	return project(doc, append([]string{"_id"}, columns...))
 }

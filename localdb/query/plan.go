@@ -26,16 +26,16 @@ type plan struct {
 	fellBack bool
 }
 
-// makePlan picks the index and the key range, as CouchDB 3 does (see the
-// package doc).
-func makePlan(db *localdb.DB, req *request) (*plan, error) {
+// makePlan picks one of the store's indexes and the key range, as CouchDB
+// 3 does (see the package doc).
+func makePlan(indexes []*mango.Index, req *request) (*plan, error) {
 	sortFields := make([]string, len(req.sort))
 	for i, f := range req.sort {
 		sortFields[i] = f.Field
 	}
 	conj := req.selector.Conjuncts()
 	var candidates []*mango.Index
-	for _, ix := range db.Indexes() {
+	for _, ix := range indexes {
 		if ix.Partial == nil && usable(ix, req.selector, conj, sortFields) {
 			candidates = append(candidates, ix)
 		}
@@ -52,7 +52,7 @@ func makePlan(db *localdb.DB, req *request) (*plan, error) {
 	}
 	if len(req.useIndex) > 0 {
 		var named []*mango.Index
-		for _, ix := range db.Indexes() {
+		for _, ix := range indexes {
 			if ix.DDoc == req.useIndex[0] && (len(req.useIndex) == 1 || ix.Name == req.useIndex[1]) &&
 				usable(ix, req.selector, conj, sortFields) {
 				named = append(named, ix)

@@ -67,7 +67,7 @@ func parseRequest(body []byte) (*request, error) {
 		if !ok {
 			return nil, invalidValue("fields", v)
 		}
-		req.fields = []string{}
+		// An empty list is every field, as CouchDB's mango_fields:new.
 		for _, f := range list {
 			s, ok := f.(string)
 			if !ok {
