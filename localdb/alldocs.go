@@ -16,7 +16,7 @@ func (db *DB) AllDocs(ctx context.Context, opts AllDocsOptions, fn func(*AllDocs
 	}
 	defer db.leave()
 	var total int64
-	if err := db.reader.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'").Scan(&total); err != nil {
+	if err := db.reads.conns.QueryRowContext(ctx, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count'").Scan(&total); err != nil {
 		return 0, fmt.Errorf("all_docs: %w", err)
 	}
 	if opts.Keys != nil {
@@ -137,7 +137,7 @@ func (db *DB) Conflicts(ctx context.Context, fn func(id string) error) error {
 	defer db.leave()
 	cursor := ""
 	for {
-		rows, err := db.reader.QueryContext(ctx, "SELECT id FROM docs WHERE conflicted = 1 AND id > ? ORDER BY id LIMIT ?", cursor, changesPage)
+		rows, err := db.reads.conns.QueryContext(ctx, "SELECT id FROM docs WHERE conflicted = 1 AND id > ? ORDER BY id LIMIT ?", cursor, changesPage)
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func (db *DB) count(ctx context.Context, q string, args ...any) (int64, error) {
 	}
 	defer db.leave()
 	var n int64
-	if err := db.reader.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+	if err := db.reads.conns.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count documents: %w", err)
 	}
 	return n, nil
@@ -43,7 +43,7 @@ func (db *DB) LocalDocs(ctx context.Context, fn func(*couchdoc.Doc) error) error
 		return err
 	}
 	defer db.leave()
-	rows, err := db.reader.QueryxContext(ctx, "SELECT id, rev, body FROM local_docs ORDER BY id")
+	rows, err := db.reads.conns.QueryxContext(ctx, "SELECT id, rev, body FROM local_docs ORDER BY id")
 	if err != nil {
 		return fmt.Errorf("list local documents: %w", err)
 	}

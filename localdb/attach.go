@@ -257,7 +257,7 @@ func (r *attReader) Read(p []byte) (int, error) {
 
 // next reads the next chunk into the reader's own buffer.
 func (r *attReader) next() error {
-	rows, err := r.db.rstmts[rChunk].QueryContext(r.ctx, r.digest, r.idx)
+	rows, err := r.db.reads.stmts[rChunk].QueryContext(r.ctx, r.digest, r.idx)
 	if err != nil {
 		return fmt.Errorf("read attachment chunk: %w", err)
 	}

@@ -144,12 +144,12 @@ func (db *DB) Changes(ctx context.Context, opts ChangesOptions, fn func(*Change)
 func (db *DB) feedPage(ctx context.Context, q string, args ...any) ([]*feedRow, error) {
 	var rows *sql.Rows
 	var err error
-	if s := db.rstmts[q]; s != nil {
+	if s := db.reads.stmts[q]; s != nil {
 		// The feed's own pages, prepared once at Open: a continuous feed
 		// reads one after every commit.
 		rows, err = s.QueryContext(ctx, args...)
 	} else {
-		rows, err = db.reader.QueryContext(ctx, q, args...)
+		rows, err = db.reads.conns.QueryContext(ctx, q, args...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)

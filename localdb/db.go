@@ -28,11 +28,10 @@ var ErrClosed = errors.New("localdb: database is closed")
 type DB struct {
 	path   string
 	uuid   string
-	seeds  []string             // UUIDs of the stores this one was cloned from
-	writer *sqlx.DB             // one connection, BEGIN IMMEDIATE
-	reader *sqlx.DB             // read-only pool
-	rstmts map[string]*sql.Stmt // readQueries, prepared on the pool
-	shapes stmtCache            // index scans' statements, prepared on the pool
+	seeds  []string // UUIDs of the stores this one was cloned from
+	writer *sqlx.DB // one connection, BEGIN IMMEDIATE
+	// reads serves reads; queries serves Mango queries (see readPool).
+	reads, queries *readPool
 
 	wmu   gosync.Mutex // serialises write transactions and the stmt cache
 	stmts map[string]*sql.Stmt
@@ -107,15 +106,9 @@ func Open(path string, opts *Options) (*DB, error) {
 		}
 		return nil, &OpenError{path, err.Error(), err}
 	}
-	r, err := sqlx.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
 	// The watcher's connection opens on first use (a followed feed).
 	wc, err := sql.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
 	if err != nil {
-		r.Close()
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -124,19 +117,14 @@ func Open(path string, opts *Options) (*DB, error) {
 	wc.SetConnMaxLifetime(0)
 	wc.SetConnMaxIdleTime(0)
 	db.watcher = wc
-	r.SetMaxOpenConns(readConns)
-	r.SetMaxIdleConns(readConns)
-	db.reader = r
-	db.rstmts = make(map[string]*sql.Stmt, len(readQueries))
-	for _, q := range readQueries {
-		s, err := r.PrepareContext(ctx, q)
-		if err != nil {
-			wc.Close()
-			r.Close()
-			w.Close()
-			return nil, fmt.Errorf("open %s: prepare %q: %w", path, q, err)
-		}
-		db.rstmts[q] = s
+	if db.reads, err = openReadPool(ctx, path, readConns, ""); err == nil {
+		db.queries, err = openReadPool(ctx, path, 2, fmt.Sprintf("&_pragma=mmap_size(%d)", queryMmapSize))
+	}
+	if err != nil {
+		db.reads.close()
+		wc.Close()
+		w.Close()
+		return nil, err
 	}
 	// Documents that expired while the store was closed go first (a read
 	// finds whether any did, so a store without them takes no write lock).
@@ -277,12 +265,7 @@ func (db *DB) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // readTxIn is readTx for callers already inside enter/leave.
 func (db *DB) readTxIn(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.reader.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin read: %w", err)
-	}
-	defer tx.Rollback()
-	return fn(tx)
+	return db.reads.tx(ctx, fn)
 }
 
 // enter registers a call in flight; it fails once Close has begun.
@@ -323,10 +306,7 @@ func (db *DB) Close() error {
 	}
 	db.stmts = nil
 	db.wmu.Unlock()
-	for _, s := range db.rstmts {
-		errs = append(errs, s.Close())
-	}
-	errs = append(errs, db.shapes.close(), db.watcher.Close(), db.reader.Close(), db.writer.Close())
+	errs = append(errs, db.reads.close(), db.queries.close(), db.watcher.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }
 
@@ -369,7 +349,7 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	}
 	defer db.leave()
 	info := &Info{UUID: db.uuid}
-	err := db.reader.GetContext(ctx, info, `SELECT
+	err := db.reads.conns.GetContext(ctx, info, `SELECT
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_count') AS doc_count,
 		(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'doc_del_count') AS doc_del_count,
 		(`+sqlUpdateSeq+`) AS update_seq,

@@ -6,8 +6,10 @@
 //
 // A DB is safe for concurrent use. Writes go through one writer connection,
 // one SQLite transaction per call (a whole BulkDocs batch is one
-// transaction); reads use a pool of read-only connections that, in WAL
-// mode, never wait for the writer. OpenRevsBatch reads many documents per
+// transaction); reads use pools of read-only connections that, in WAL
+// mode, never wait for the writer: one for Mango queries, which maps the
+// file, and one for everything else, which does not (readpool.go says
+// why). OpenRevsBatch reads many documents per
 // read transaction, for replications reading this store. Close waits for
 // the calls in flight.
 // Follow, the changes feed's one follower, wakes for commits made through

@@ -105,7 +105,7 @@ func (s *ixSet) find(ddoc, name string) *storedIndex {
 func (db *DB) Indexes() []*mango.Index {
 	s := db.ixs.Load()
 	if err := db.enter(); err == nil {
-		if cur, err := db.currentSet(context.Background(), db.reader, db.rstmts[qIndexGen]); err == nil {
+		if cur, err := db.currentSet(context.Background(), db.reads.conns, db.reads.stmts[qIndexGen]); err == nil {
 			s = cur
 		}
 		db.leave()

@@ -47,8 +47,12 @@ func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bo
 // the read snapshot has (nil: no scan): a query planner sees the indexes
 // of the snapshot it reads, with one look at the file's index set.
 func (db *DB) ScanChosen(ctx context.Context, choose func([]*mango.Index) (*IndexScan, error), fn func(*IndexRow) (bool, error)) error {
-	return db.readTx(ctx, func(tx *sql.Tx) error {
-		r := db.newRtx(ctx, tx)
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.leave()
+	return db.queries.tx(ctx, func(tx *sql.Tx) error {
+		r := &rtx{ctx: ctx, db: db, pool: db.queries, tx: tx}
 		set, err := db.currentSet(ctx, tx, r.stmt(qIndexGen))
 		if err != nil {
 			return err

@@ -33,7 +33,7 @@ func (db *DB) GetLocal(ctx context.Context, id string) (*couchdoc.Doc, error) {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "not a local document id: %q", id)
 	}
 	var row localRow
-	err := db.reader.GetContext(ctx, &row, "SELECT id, rev, body FROM local_docs WHERE id = ?", id)
+	err := db.reads.conns.GetContext(ctx, &row, "SELECT id, rev, body FROM local_docs WHERE id = ?", id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 	}

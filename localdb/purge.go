@@ -271,7 +271,7 @@ func (db *DB) PurgedInfos(ctx context.Context) ([]PurgedInfo, error) {
 		Revs     []byte `db:"revs"`
 	}
 	// At most purged_infos_limit rows (1000 by default): one Select.
-	if err := db.reader.SelectContext(ctx, &rows, "SELECT purge_seq, id, revs FROM purged_infos ORDER BY purge_seq"); err != nil {
+	if err := db.reads.conns.SelectContext(ctx, &rows, "SELECT purge_seq, id, revs FROM purged_infos ORDER BY purge_seq"); err != nil {
 		return nil, fmt.Errorf("purged infos: %w", err)
 	}
 	out := make([]PurgedInfo, len(rows))

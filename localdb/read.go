@@ -17,6 +17,7 @@ import (
 type rtx struct {
 	ctx   context.Context
 	db    *DB
+	pool  *readPool // the pool tx is of
 	tx    *sql.Tx
 	bound map[string]*sql.Stmt
 	// bodies holds revision bodies read ahead (OpenRevsBatch); a nil
@@ -25,7 +26,7 @@ type rtx struct {
 }
 
 func (db *DB) newRtx(ctx context.Context, tx *sql.Tx) *rtx {
-	return &rtx{ctx: ctx, db: db, tx: tx}
+	return &rtx{ctx: ctx, db: db, pool: db.reads, tx: tx}
 }
 
 // stmt returns the prepared statement for query (one of readQueries),
@@ -37,7 +38,7 @@ func (r *rtx) stmt(query string) *sql.Stmt {
 	if r.bound == nil {
 		r.bound = make(map[string]*sql.Stmt, len(readQueries))
 	}
-	s := r.tx.StmtContext(r.ctx, r.db.rstmts[query])
+	s := r.tx.StmtContext(r.ctx, r.pool.stmts[query])
 	r.bound[query] = s
 	return s
 }

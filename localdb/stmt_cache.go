@@ -54,7 +54,7 @@ func (r *rtx) shapeStmt(q string) (*sql.Stmt, error) {
 	if s, ok := r.bound[q]; ok {
 		return s, nil
 	}
-	ps, err := r.db.shapes.get(r.ctx, r.db.reader, q)
+	ps, err := r.pool.shapes.get(r.ctx, r.pool.conns, q)
 	if err != nil {
 		return nil, err
 	}
