@@ -150,3 +150,24 @@ func TestKeyLen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzKeyLen: KeyLen reads stored keys, so any bytes get an answer, never
+// a panic, within the input; and an encoding it accepts is one: the
+// bytes it spans hold no shorter whole encoding than themselves.
+func FuzzKeyLen(f *testing.F) {
+	for _, v := range []any{nil, true, json.Number("1.5"), "abc", "Ñandú", "日本", []any{"a", 1.0}, map[string]any{"k\x00": []any{}}} {
+		f.Add(append(EncodeKey(nil, v), 0, 'i', 'd'))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, ok := KeyLen(b)
+		if !ok {
+			return
+		}
+		if n <= 0 || n > len(b) {
+			t.Fatalf("KeyLen(% x) = %d of %d bytes", b, n, len(b))
+		}
+		if m, ok := KeyLen(b[:n]); !ok || m != n {
+			t.Fatalf("KeyLen(% x) = %d, but KeyLen of those %d bytes = %d, %v", b, n, n, m, ok)
+		}
+	})
+}
