@@ -62,6 +62,8 @@ type DB struct {
 	waiters  int              // feeds waiting for a change (watch.go)
 	watching bool             // the commit watcher runs
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
+
+	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
 }
 
 func dsn(path string, extra string) string {
@@ -88,7 +90,8 @@ func Open(path string, opts *Options) (*DB, error) {
 	if readConns <= 0 {
 		readConns = 4
 	}
-	w, err := sqlx.Open("sqlite", dsn(path, "&_txlock=immediate"))
+	// The writer never checkpoints inside a commit (checkpoint.go).
+	w, err := sqlx.Open("sqlite", dsn(path, fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", walLimitBytes)))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -137,6 +140,15 @@ func Open(path string, opts *Options) (*DB, error) {
 			return nil, fmt.Errorf("open %s: prepare %q: %w", path, q, err)
 		}
 		db.rstmts[q] = s
+	}
+	if err := db.startCheckpointer(); err != nil {
+		for _, s := range db.rstmts {
+			s.Close()
+		}
+		wc.Close()
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	// Documents that expired while the store was closed go first (a read
 	// finds whether any did, so a store without them takes no write lock).
@@ -326,6 +338,7 @@ func (db *DB) Close() error {
 	for _, s := range db.rstmts {
 		errs = append(errs, s.Close())
 	}
+	errs = append(errs, db.stopCheckpointer())
 	errs = append(errs, db.shapes.close(), db.watcher.Close(), db.reader.Close(), db.writer.Close())
 	return errors.Join(errs...)
 }

@@ -1,6 +1,9 @@
 package localdb
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // SetBatchBytes changes OpenRevsBatch's group bound for a test and returns
 // a function restoring it.
@@ -12,3 +15,42 @@ func SetBatchBytes(n int) (restore func()) {
 
 // DataVersion exposes the commit watcher's check for its benchmark.
 func (db *DB) DataVersion(ctx context.Context) (int64, error) { return db.dataVersion(ctx) }
+
+// SetWALBounds changes the checkpointer's thresholds (checkpoint.go) for a
+// test.
+func (db *DB) SetWALBounds(soft, hard int64) {
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	db.ckpt.soft, db.ckpt.hard = soft, hard
+}
+
+// PauseCheckpointer keeps the background checkpointer from checkpointing,
+// so that only the writer's hard bound does.
+func (db *DB) PauseCheckpointer(paused bool) {
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	db.ckpt.paused = paused
+}
+
+// InlineCheckpoints turns SQLite's auto-checkpoint (1,000 pages, inside
+// the commit) back on and the checkpointer off: the old behaviour, for
+// benchmarks.
+func (db *DB) InlineCheckpoints(pages int) error {
+	db.PauseCheckpointer(true)
+	db.SetWALBounds(1<<62, 1<<62)
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	_, err := db.writer.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint(%d)", pages))
+	return err
+}
+
+// CheckpointerStopped reports whether the checkpointer's goroutine has
+// returned and its connection is closed.
+func (db *DB) CheckpointerStopped() bool {
+	select {
+	case <-db.ckpt.done:
+	default:
+		return false
+	}
+	return db.ckpt.conn.Ping() != nil
+}
