@@ -44,13 +44,19 @@ func openFile(t *testing.T) *localdb.DB {
 }
 
 // With the writer's bound out of reach, the commits never checkpoint
-// (the WAL grows past SQLite's 4 MB auto-checkpoint) and the background
-// checkpointer copies the WAL into the database file meanwhile.
+// (the WAL grows past SQLite's 4 MB auto-checkpoint while the background
+// is paused), and the background checkpointer, once woken by a commit,
+// copies the WAL into the database file.
 func TestWALCheckpointedInBackground(t *testing.T) {
 	db := openFile(t)
+	db.PauseCheckpointer(true)
 	db.SetWALBounds(1<<20, 1<<40)
 	if peak := burst(t, db, 400); peak < 12<<20 {
 		t.Fatalf("WAL peaked at %d bytes for ~18 MB written: a commit checkpointed", peak)
+	}
+	db.PauseCheckpointer(false)
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "wake", Body: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
