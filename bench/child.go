@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/settee/settee/internal/memlimit"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/sync"
@@ -47,6 +48,9 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *remote == "" || *local == "" {
 		return errors.New("child: --remote and --local are required")
 	}
+	// As settee pull and push do (GOMEMLIMIT=off in the environment
+	// measures without it).
+	memlimit.Apply()
 	cnt := &counter{}
 	db, err := localdb.Open(*local, nil)
 	if err != nil {

@@ -114,6 +114,9 @@ func (db *DB) Compact(ctx context.Context) error {
 	if _, err := db.writer.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		return fmt.Errorf("compact: incremental vacuum: %w", err)
 	}
+	// Not beside a background checkpoint, which would make this one busy.
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
 	if _, err := db.writer.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("compact: checkpoint: %w", err)
 	}

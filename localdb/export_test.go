@@ -1,6 +1,9 @@
 package localdb
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // SetBatchBytes changes OpenRevsBatch's group bound for a test and returns
 // a function restoring it.
@@ -19,4 +22,43 @@ func (db *DB) MmapSizes(ctx context.Context) (reads, queries int64, err error) {
 		err = db.queries.conns.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&queries)
 	}
 	return reads, queries, err
+}
+
+// SetWALBounds changes the checkpointer's thresholds (checkpoint.go) for a
+// test.
+func (db *DB) SetWALBounds(soft, hard int64) {
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	db.ckpt.soft, db.ckpt.hard = soft, hard
+}
+
+// PauseCheckpointer keeps the background checkpointer from checkpointing,
+// so that only the writer's hard bound does.
+func (db *DB) PauseCheckpointer(paused bool) {
+	db.ckpt.mu.Lock()
+	defer db.ckpt.mu.Unlock()
+	db.ckpt.paused = paused
+}
+
+// InlineCheckpoints turns SQLite's auto-checkpoint (1,000 pages, inside
+// the commit) back on and the checkpointer off: the old behaviour, for
+// benchmarks.
+func (db *DB) InlineCheckpoints(pages int) error {
+	db.PauseCheckpointer(true)
+	db.SetWALBounds(1<<62, 1<<62)
+	db.wmu.Lock()
+	defer db.wmu.Unlock()
+	_, err := db.writer.Exec(fmt.Sprintf("PRAGMA wal_autocheckpoint(%d)", pages))
+	return err
+}
+
+// CheckpointerStopped reports whether the checkpointer's goroutine has
+// returned and its connection is closed.
+func (db *DB) CheckpointerStopped() bool {
+	select {
+	case <-db.ckpt.done:
+	default:
+		return false
+	}
+	return db.ckpt.conn.Ping() != nil
 }

@@ -162,17 +162,65 @@ func (c *Change) Row() (*couchdoc.Change, error) {
 }
 
 // MarshalJSON encodes the change as CouchDB's changes row (see Row), with
-// "<", ">" and "&" left as they are, as CouchDB sends them.
+// "<", ">" and "&" left as they are, as CouchDB sends them. It writes the
+// row directly around the document's own encoding (couchdoc.Doc.AppendJSON,
+// compact): encoding Row with encoding/json copied and re-scanned the
+// document's bytes to compact them, twice with a caller's json.Encoder,
+// which made that most of settee serve's CPU for a feed with
+// include_docs=true (BenchmarkChangeMarshal).
 func (c *Change) MarshalJSON() ([]byte, error) {
-	row, err := c.Row()
-	if err != nil {
-		return nil, err
+	size := 64 + len(c.ID) + 40*len(c.Revs)
+	if c.Doc != nil {
+		size += len(c.Doc.Body) + 128
+	}
+	dst := make([]byte, 0, size)
+	dst = append(dst, `{"seq":`...)
+	dst = strconv.AppendInt(dst, c.Seq, 10)
+	dst = append(dst, `,"id":`...)
+	dst = appendJSONString(dst, c.ID)
+	dst = append(dst, `,"changes":[`...)
+	for i, r := range c.Revs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"rev":`...)
+		dst = appendJSONString(dst, r)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if c.Deleted {
+		dst = append(dst, `,"deleted":true`...)
+	}
+	if c.Doc != nil {
+		dst = append(dst, `,"doc":`...)
+		var err error
+		if dst, err = c.Doc.AppendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string as encoding/json writes it
+// without HTML escaping: directly when it holds only printable ASCII with
+// nothing to escape (ids and revs, nearly always), else through a
+// json.Encoder.
+func appendJSONString(dst []byte, s string) []byte {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		dst = append(dst, '"')
+		dst = append(dst, s...)
+		return append(dst, '"')
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(row); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	_ = enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
 }

@@ -85,6 +85,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	db.afterCommit(ctx)
 	if w.ixs != nil {
 		db.ixs.Store(w.ixs)
 	}

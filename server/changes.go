@@ -229,7 +229,9 @@ func (f *feedWriter) row(c *localdb.Change) error {
 // again with the attachment bodies inline.
 func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
 	if f.inline == nil || c.Doc == nil || len(c.Doc.Attachments) == 0 {
-		return jsonMarshal(c)
+		// Compact already: through jsonMarshal, encoding/json would scan
+		// the document's bytes again to compact them.
+		return c.MarshalJSON()
 	}
 	full, err := f.inline(c.Doc)
 	if err != nil {

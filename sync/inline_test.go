@@ -63,6 +63,17 @@ func TestReadInline(t *testing.T) {
 		t.Fatalf("undeclared past the bound: the body gives %d bytes, want 1500", len(b))
 	}
 
+	// A declared length that lies (short or long) still reads the body
+	// whole, no more.
+	d = doc(att(400, false), att(300, false))
+	d.Attachments["a"].Length, d.Attachments["b"].Length = 10, 900
+	if err := readInline(d, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Attachments["a"].Data) != 400 || len(d.Attachments["b"].Data) != 300 {
+		t.Fatalf("lying lengths: read %d and %d, want 400 and 300", len(d.Attachments["a"].Data), len(d.Attachments["b"].Data))
+	}
+
 	// A failing body is an error.
 	boom := errors.New("digest mismatch")
 	d = doc(&couchdoc.Attachment{Body: io.MultiReader(strings.NewReader("abc"), errReader{boom})})
@@ -141,5 +152,28 @@ func TestWriteAlone(t *testing.T) {
 		if got := writeAlone(c.doc, c.inline); got != c.want {
 			t.Errorf("%s: writeAlone = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// BenchmarkReadInline reads a 250 KB streamed attachment into memory as
+// readInline does, with the announced length as a size hint and without
+// (io.ReadAll): compare B/op and allocs/op.
+func BenchmarkReadInline(b *testing.B) {
+	data := bytes.Repeat([]byte("z"), 250<<10)
+	for _, c := range []struct {
+		name string
+		hint int64
+	}{{"io.ReadAll", 0}, {"sized", int64(len(data))}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				r := io.LimitReader(bytes.NewReader(data), 1<<20)
+				got, err := readAllSized(struct{ io.Reader }{r}, c.hint)
+				if err != nil || len(got) != len(data) {
+					b.Fatal(err, len(got))
+				}
+			}
+		})
 	}
 }

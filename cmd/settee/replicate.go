@@ -16,6 +16,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
+	"github.com/settee/settee/internal/memlimit"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
 )
@@ -212,6 +213,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if err != nil {
 		return err
 	}
+	memlimit.Apply() // a soft memory limit, unless GOMEMLIMIT says otherwise
 	rem.retries = -1 // the replicator retries each step: --retries 3 is at most 4 attempts
 	remotePeer, err := newRemotePeer(rem)
 	if err != nil {
