@@ -9,7 +9,8 @@ type Options struct {
 	// RevsLimit is how many revisions of history a document keeps before
 	// older ones are stemmed (CouchDB's _revs_limit). Default 1000.
 	RevsLimit int
-	// ReadConns is the size of the read-only connection pool. Default 4.
+	// ReadConns is the size of each read-only connection pool (reads, and
+	// Mango queries: see readpool.go). Default 4.
 	ReadConns int
 	// NoCreate makes Open refuse a path that holds no store yet (a
 	// missing or empty file) with ErrNoStore instead of creating one: for
