@@ -88,10 +88,16 @@ func (db *DB) Follow(ctx context.Context, since int64, opts FollowOptions, fn fu
 		if err != nil {
 			return since, err
 		}
-		// This pass began after woke was seen, so it covered at least up
-		// to woke even when a filter kept no row: never wake twice for it.
+		if limit > 0 && given >= limit {
+			// The limit cut the pass: resume right after its last row,
+			// which may lie before woke (rows past it are still to give).
+			return max(since, last), nil
+		}
+		// This pass ran to the end and began after woke was seen, so it
+		// covered at least up to woke even when a filter kept no row:
+		// never wake twice for it.
 		since = max(since, last, woke)
-		if limit > 0 && given >= limit || opts.Feed == FeedLongpoll && given > before {
+		if opts.Feed == FeedLongpoll && given > before {
 			return since, nil
 		}
 		woke, err = db.waitForChange(ctx, since, opts.Timeout)

@@ -214,3 +214,37 @@ func BenchmarkWatchCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestFollowLimitAfterWake: a longpoll or continuous feed woken by a commit
+// of more rows than its limit gives the limit and returns the last given
+// row's sequence, not the sequence it woke at: resuming from there gives
+// the rest. (It returned the wake's sequence, so a replication reading
+// its source in batches skipped the rows past its batch size.)
+func TestFollowLimitAfterWake(t *testing.T) {
+	for _, feed := range []localdb.Feed{localdb.FeedLongpoll, localdb.FeedContinuous} {
+		db := open(t)
+		f := startFollow(db, bg, 0, localdb.FollowOptions{Feed: feed, ChangesOptions: localdb.ChangesOptions{Limit: 4}})
+		time.Sleep(20 * time.Millisecond) // let it wait
+		docs := make([]*couchdoc.Doc, 10)
+		for i := range docs {
+			docs[i] = &couchdoc.Doc{ID: fmt.Sprintf("d%02d", i), Body: []byte(`{}`)}
+		}
+		if _, err := db.BulkDocs(bg, docs, true); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for c := range f.rows {
+			got = append(got, c.ID)
+		}
+		if err := <-f.done; err != nil || len(got) != 4 || f.last != 4 {
+			t.Fatalf("feed %d: %v, position %d, %v; want 4 rows, position 4", feed, got, f.last, err)
+		}
+		rest, err := db.Follow(bg, f.last, localdb.FollowOptions{}, func(c *localdb.Change) error {
+			got = append(got, c.ID)
+			return nil
+		})
+		if err != nil || len(got) != 10 || rest != 10 {
+			t.Fatalf("feed %d, resumed: %v, position %d, %v; want all 10", feed, got, rest, err)
+		}
+	}
+}

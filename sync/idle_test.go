@@ -45,3 +45,34 @@ func TestContinuousIdleAfterFullBatch(t *testing.T) {
 		t.Fatalf("target: %+v %v, want %d docs", info, err, batch)
 	}
 }
+
+// A continuous push that waits for changes and is woken by one commit of
+// more documents than its batch size must push them all: the local feed
+// used to return the sequence it woke at instead of its last row's, so the
+// documents past the first batch were skipped for good.
+func TestContinuousBurstOverBatchSize(t *testing.T) {
+	const batch, burst = 10, 35
+	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := sync.New(sync.Options{Source: localpeer.New(src), Target: localpeer.New(dst), Continuous: true, BatchSize: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Stop()
+	waitFor(t, "idle", func() bool { return rep.Status().State == sync.StateIdle })
+	docs := make([]*couchdoc.Doc, burst)
+	for i := range docs {
+		docs[i] = &couchdoc.Doc{ID: fmt.Sprintf("d%02d", i), Body: json.RawMessage(`{}`)}
+	}
+	if _, err := src.BulkDocs(ctx, docs, true); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every document of the burst on the target", func() bool {
+		info, err := dst.Info(ctx)
+		return err == nil && info.DocCount == burst
+	})
+}
