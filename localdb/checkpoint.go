@@ -80,7 +80,9 @@ func (db *DB) startCheckpointer() error {
 		conn: conn, kick: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
 	db.ckpt = c
 	go c.loop(ctx)
-	c.wake() // a WAL left by the last run, or by init's migrations
+	if _, pending := c.walState(); pending >= c.soft {
+		c.wake() // a WAL left by the last run, or by init's migrations
+	}
 	return nil
 }
 

@@ -126,7 +126,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	wc.SetConnMaxIdleTime(0)
 	db.watcher = wc
 	if db.reads, err = openReadPool(ctx, path, readConns, ""); err == nil {
-		db.queries, err = openReadPool(ctx, path, readConns, fmt.Sprintf("&_pragma=mmap_size(%d)", queryMmapSize))
+		db.queries, err = openReadPool(ctx, path, readConns, fmt.Sprintf("&_pragma=mmap_size(%d)", queryMmapSize()))
 	}
 	if err != nil {
 		db.reads.close()

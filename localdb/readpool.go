@@ -24,12 +24,17 @@ type readPool struct {
 	shapes stmtCache            // index scans' statements
 }
 
-// queryMmapSize bounds the queries pool's mapping: SQLite's own maximum
-// (SQLITE_MAX_MMAP_SIZE, 2 GiB less 64 KiB) on 64-bit platforms, 256 MiB
-// on 32-bit ones, which can spare no more address space; pages past it
-// are read as usual. It should cover the whole file: a replicated store's
-// revisions lie among its attachments' chunks.
-const queryMmapSize = 256<<20 + (strconv.IntSize/64)*(0x7fff0000-256<<20)
+// queryMmapSize bounds the queries pool's mapping. It should cover the
+// whole file (a replicated store's revisions lie among its attachments'
+// chunks): SQLite's own maximum (SQLITE_MAX_MMAP_SIZE, 2 GiB less 64 KiB)
+// on 64-bit platforms; 256 MiB on 32-bit ones, which can spare no more
+// address space. Pages past it are read as usual.
+func queryMmapSize() int64 {
+	if strconv.IntSize == 32 {
+		return 256 << 20
+	}
+	return 0x7fff0000
+}
 
 // openReadPool opens n read-only connections to path, with extra DSN
 // pragmas.
