@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
@@ -26,14 +27,7 @@ func TestContinuousIdleAfterFullBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := sync.New(sync.Options{Source: localpeer.New(src), Target: localpeer.New(dst), Continuous: true, BatchSize: batch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer rep.Stop()
+	rep := startContinuous(ctx, t, src, dst, batch)
 	deadline := time.Now().Add(10 * time.Second)
 	for rep.Status().State != sync.StateIdle {
 		if time.Now().After(deadline) {
@@ -55,14 +49,7 @@ func TestContinuousBurstOverBatchSize(t *testing.T) {
 	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rep, err := sync.New(sync.Options{Source: localpeer.New(src), Target: localpeer.New(dst), Continuous: true, BatchSize: batch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer rep.Stop()
+	rep := startContinuous(ctx, t, src, dst, batch)
 	waitFor(t, "idle", func() bool { return rep.Status().State == sync.StateIdle })
 	docs := make([]*couchdoc.Doc, burst)
 	for i := range docs {
@@ -75,4 +62,19 @@ func TestContinuousBurstOverBatchSize(t *testing.T) {
 		info, err := dst.Info(ctx)
 		return err == nil && info.DocCount == burst
 	})
+}
+
+// startContinuous starts a continuous replication between two stores,
+// stopped when the test ends.
+func startContinuous(ctx context.Context, t *testing.T, src, dst *localdb.DB, batch int) *sync.Replicator {
+	t.Helper()
+	rep, err := sync.New(sync.Options{Source: localpeer.New(src), Target: localpeer.New(dst), Continuous: true, BatchSize: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rep.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rep.Stop() })
+	return rep
 }

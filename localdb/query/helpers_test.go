@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -73,4 +74,24 @@ func localdbTestOpen(t *testing.T) *localdb.DB { return localdbtest.Open(t) }
 
 func deleteIndex(db *localdb.DB, ddoc, name string) error {
 	return query.DeleteIndex(bg, db, ddoc, name)
+}
+
+// rewrite runs statements on the closed store at path through a plain
+// SQLite connection (to make an older or damaged file), then reopens it.
+func rewrite(t *testing.T, path, statements string) *localdb.DB {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(statements); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }

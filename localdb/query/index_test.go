@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"database/sql"
 
 	"encoding/json"
 	"reflect"
@@ -194,19 +193,7 @@ func TestOpenRebuildsIndexesOfAnotherEncoding(t *testing.T) {
 	put(t, db, "b", `{"n": 2}`)
 	createIndex(t, db, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("DELETE FROM mango_entries; DELETE FROM mango_indexes; UPDATE meta SET value = '0' WHERE key = 'mango_key_version'"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	db, err = localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = rewrite(t, path, "DELETE FROM mango_entries; DELETE FROM mango_indexes; UPDATE meta SET value = '0' WHERE key = 'mango_key_version'")
 	if err := db.CheckInvariants(bg); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package query_test
 
 import (
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -26,21 +25,9 @@ func TestEntriesMigrateToRevRow(t *testing.T) {
 		}
 	}
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE old (ix_id INTEGER NOT NULL, key BLOB NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (ix_id, key)) WITHOUT ROWID;
+	db = rewrite(t, path, `CREATE TABLE old (ix_id INTEGER NOT NULL, key BLOB NOT NULL, doc_id INTEGER NOT NULL, PRIMARY KEY (ix_id, key)) WITHOUT ROWID;
 		INSERT INTO old SELECT e.ix_id, e.key, r.doc_id FROM mango_entries e JOIN revs r ON r.rev_row = e.rev_row;
-		DROP TABLE mango_entries; ALTER TABLE old RENAME TO mango_entries; PRAGMA user_version = 6`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	db, err = localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+		DROP TABLE mango_entries; ALTER TABLE old RENAME TO mango_entries; PRAGMA user_version = 6`)
 	if got := ids(t, find(t, db, `{"selector": {"n": 1}, "use_index": "m"}`)); len(got) != 10 {
 		t.Fatalf("after migration n=1 finds %v", got)
 	}
