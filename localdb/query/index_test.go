@@ -1,7 +1,6 @@
 package query_test
 
 import (
-
 	"encoding/json"
 	"reflect"
 	"testing"
