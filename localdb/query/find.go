@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -73,6 +74,7 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 	need := neededMembers(req)
 	var p *plan
 	var columns []string
+	var exact bool
 	var last []byte
 	skip := req.skip
 	err := db.ScanChosen(ctx, func(indexes []*mango.Index) (*localdb.IndexScan, error) {
@@ -83,6 +85,9 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		if p.index != nil && covers(p.index, requiredFields(req)) {
 			columns = p.index.Columns()
 		}
+		// A row returned whole, without its conflicts, needs its document
+		// decoded only to be matched.
+		exact = p.exact && req.fields == nil && !req.conflicts
 		p.scan.PageSize = min(req.limit+req.skip, 1000)
 		return &p.scan, nil
 	}, func(row *localdb.IndexRow) (bool, error) {
@@ -90,14 +95,21 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		if mango.IsDesignID(row.Doc.ID) {
 			return true, nil // CouchDB leaves design docs out of _find
 		}
-		doc, err := decodeMembers(row, need)
-		if columns != nil && err == nil {
-			doc = coveredDoc(doc, columns)
-		} else {
+		var doc map[string]any
+		if exact && (p.gtKey == nil || !bytes.HasPrefix(row.Key, p.gtKey)) {
+			// In the range is matched: nothing of the document is read.
 			st.TotalDocsExamined++
-		}
-		if err != nil || !req.selector.Match(doc) {
-			return true, nil
+		} else {
+			var err error
+			doc, err = decodeMembers(row, need)
+			if columns != nil && err == nil {
+				doc = coveredDoc(doc, columns)
+			} else {
+				st.TotalDocsExamined++
+			}
+			if err != nil || !req.selector.Match(doc) {
+				return true, nil
+			}
 		}
 		if p.index == nil && !hasFields(doc, req.sort) {
 			return true, nil

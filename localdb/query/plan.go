@@ -24,6 +24,11 @@ type plan struct {
 	// fellBack is set when use_index named no index that can serve the
 	// query and another was used.
 	fellBack bool
+	// exact is set when a row's key being in the scan's range is the
+	// selector matching its document (see exactRange), but for rows whose
+	// keys start with gtKey, the excluded low bound of a $gt.
+	exact bool
+	gtKey []byte
 }
 
 // makePlan picks one of the store's indexes and the key range, as CouchDB
@@ -252,8 +257,11 @@ func fieldRange(conj []mango.Conjunct, field string) rng {
 // (an exclusive bound's value, say) are dropped when matched.
 func (p *plan) jsonRange(conj []mango.Conjunct) {
 	var prefix []byte
+	var used []string
+	defer func() { p.exact = exactRange(conj, used) }()
 	for _, col := range p.index.Columns() {
 		r := fieldRange(conj, col)
+		used = append(used, col)
 		switch {
 		case r.isEmpty():
 			p.empty = true
@@ -264,12 +272,16 @@ func (p *plan) jsonRange(conj []mango.Conjunct) {
 			p.endKey = append(p.endKey, r.low)
 			continue
 		case !r.bounded():
+			used = used[:len(used)-1]
 		default:
 			p.scan.Start = prefix
 			p.scan.End = append(slices.Clip(prefix), mango.KeyMax)
 			if r.hasLow {
 				p.scan.Start = mango.EncodeKey(slices.Clip(prefix), r.low)
 				p.startKey = append(p.startKey, r.low)
+				if !r.lowIncl {
+					p.gtKey = p.scan.Start
+				}
 			}
 			if r.hasHigh {
 				p.scan.End = mango.EncodeKey(slices.Clip(prefix), r.high)
@@ -290,6 +302,32 @@ func (p *plan) jsonRange(conj []mango.Conjunct) {
 		p.scan.End = append(slices.Clip(prefix), mango.KeyMax)
 	}
 	p.endOpen = true
+}
+
+// exactRange reports whether a document whose key is in the range that
+// jsonRange made from the columns used matches the selector, so that rows
+// need not be decoded to be matched. It holds when every condition of the
+// selector is an $eq, $gt, $gte, $lt or $lte on one of those columns (not
+// _id or _rev, which compare by raw order): such a condition compares the
+// field's value by Compare, whose order the keys have, and two values are
+// Compare-equal exactly when their encodings are equal (mango.EncodeKey).
+// Encodings are prefix-free (mango.KeyLen), so a key after the range's
+// start either begins with the start's encoding of the bound, a value equal
+// to it (which an excluded bound, $gt, must still refuse: gtKey), or is
+// above it in its first differing byte, and its value is above the bound;
+// likewise below the end.
+func exactRange(conj []mango.Conjunct, used []string) bool {
+	for _, c := range conj {
+		switch c.Op {
+		case "$eq", "$gt", "$gte", "$lt", "$lte":
+		default:
+			return false
+		}
+		if c.Field == "_id" || c.Field == "_rev" || !slices.Contains(used, c.Field) {
+			return false
+		}
+	}
+	return true
 }
 
 // ensureBounds makes an empty byte prefix a real (inclusive) start.
