@@ -273,17 +273,18 @@ func orderedSelector(req *request) map[string]any {
 	if !ok {
 		return norm
 	}
+	order := selectorFieldOrder(req.body)
 	pos := func(item any) int {
 		m, _ := item.(map[string]any)
 		for k := range m {
 			if strings.HasPrefix(k, "$") {
 				break
 			}
-			if i := slices.Index(req.fieldOrder, k); i >= 0 {
+			if i := slices.Index(order, k); i >= 0 {
 				return i
 			}
 		}
-		return len(req.fieldOrder)
+		return len(order)
 	}
 	sort.SliceStable(items, func(i, j int) bool { return pos(items[i]) < pos(items[j]) })
 	return norm

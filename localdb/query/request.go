@@ -22,10 +22,10 @@ type request struct {
 	// serve use another index; conflicts adds each document's _conflicts.
 	allowFallback bool
 	conflicts     bool
-	// fieldOrder is the selector's field paths in the order the request
-	// gives them, as CouchDB's normalized selector keeps them.
-	fieldOrder []string
-	raw        map[string]any
+	// body is the request as given: Explain reads the order of the
+	// selector's fields from it (selectorFieldOrder).
+	body []byte
+	raw  map[string]any
 }
 
 // DefaultLimit is CouchDB's limit when a query gives none.
@@ -145,7 +145,7 @@ func parseRequest(body []byte) (*request, error) {
 			*dst = b
 		}
 	}
-	req.fieldOrder = selectorFieldOrder(body)
+	req.body = body
 	if v, ok := m["execution_stats"]; ok {
 		b, ok := v.(bool)
 		if !ok {
