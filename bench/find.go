@@ -122,7 +122,6 @@ func findSettee(ctx context.Context, path string, eq, rng []string) (*FindRun, e
 			return nil, fmt.Errorf("create index: %w", err)
 		}
 	}
-	r.IndexBuildSeconds = time.Since(t0).Seconds()
 	run := func(q string) ([]json.RawMessage, error) {
 		res, err := query.Find(ctx, db, []byte(q))
 		if err != nil {
@@ -130,6 +129,14 @@ func findSettee(ctx context.Context, path string, eq, rng []string) (*FindRun, e
 		}
 		return res.Docs, nil
 	}
+	// The first query of each shape, untimed, as find.js and findHTTP
+	// run them (there, to build the indexes).
+	for _, q := range []string{eq[0], rng[0]} {
+		if _, err := run(q); err != nil {
+			return nil, err
+		}
+	}
+	r.IndexBuildSeconds = time.Since(t0).Seconds()
 	if err := r.time(eq, rng, run); err != nil {
 		return nil, err
 	}
