@@ -120,9 +120,20 @@ func bodyMembers(body json.RawMessage) []byte {
 	return bytes.TrimSpace(b[1 : len(b)-1])
 }
 
+// appendString appends s as json.Marshal encodes it. Ids and revs are
+// nearly always printable ASCII that needs no escape: those are copied
+// between quotes; anything else goes through json.Marshal (which also
+// escapes <, > and &, and mends invalid UTF-8).
 func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // CanonicalBody returns body re-encoded with sorted keys at every level and

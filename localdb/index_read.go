@@ -45,7 +45,9 @@ func (db *DB) ScanIndex(ctx context.Context, s IndexScan, fn func(*IndexRow) (bo
 
 // ScanChosen is ScanIndex of the range choose picks from the json indexes
 // the read snapshot has (nil: no scan): a query planner sees the indexes
-// of the snapshot it reads, with one look at the file's index set.
+// of the snapshot it reads. choose is called again, before any row is
+// given, when the indexes it was first given were not the snapshot's
+// (another handle changed them; see setCheck).
 func (db *DB) ScanChosen(ctx context.Context, choose func([]*mango.Index) (*IndexScan, error), fn func(*IndexRow) (bool, error)) error {
 	if err := db.enter(); err != nil {
 		return err
@@ -53,57 +55,116 @@ func (db *DB) ScanChosen(ctx context.Context, choose func([]*mango.Index) (*Inde
 	defer db.leave()
 	return db.queries.tx(ctx, func(tx *sql.Tx) error {
 		r := &rtx{ctx: ctx, db: db, pool: db.queries, tx: tx}
-		set, err := db.currentSet(ctx, tx, r.stmt(qIndexGen))
-		if err != nil {
-			return err
-		}
-		s, err := choose(set.defs())
-		if err != nil || s == nil {
-			return err
-		}
-		var ixID int64
-		var fields int
-		if s.DDoc != "" || s.Name != "" {
-			ix := set.find(s.DDoc, s.Name)
-			if ix == nil {
-				return couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
-			}
-			ixID, fields = ix.id, len(ix.def.Fields)
-		}
-		page := s.PageSize
-		if page <= 0 {
-			page = 100
-		}
-		cursor, inclusive := s.Start, true
-		if s.Descending {
-			cursor, inclusive = s.End, false
-		}
-		if s.After != nil {
-			cursor, inclusive = s.After, false
-		}
-		for {
-			rows, err := scanPage(r, ixID, fields, *s, cursor, inclusive, page)
-			if err != nil {
+		c := &setCheck{r: r, set: db.ixs.Load()}
+		if c.set == nil {
+			if _, err := c.stale(nil); err != nil {
 				return err
 			}
-			for _, row := range rows {
-				if row.hasAtts {
-					if err := r.fillAtts(row.doc, row.revRow, nil, 0, GetOptions{}); err != nil {
-						return err
-					}
-				}
-				more, err := fn(&IndexRow{Key: row.key, Doc: row.doc})
-				if err != nil || !more {
-					return err
-				}
+		}
+		for {
+			retry, err := scanChosen(r, c, choose, fn)
+			if !retry {
+				return err
 			}
-			if len(rows) < page {
-				return nil
-			}
-			cursor, inclusive = rows[len(rows)-1].key, false
-			page = min(page*2, 1000)
 		}
 	})
+}
+
+// setCheck is the index set a scan plans with: the one this process last
+// saw, until checked against the read snapshot's. The first page's query
+// reads the snapshot's generation beside its rows (a statement less per
+// query); a set that turns out not to be the snapshot's is read from it,
+// and the plan made again, before any row is given.
+type setCheck struct {
+	r        *rtx
+	set      *ixSet
+	verified bool
+}
+
+// stale checks the set once, against gen when a query read it, and
+// reports whether it was not the snapshot's (set is then the snapshot's).
+func (c *setCheck) stale(gen *int64) (bool, error) {
+	if c.verified {
+		return false, nil
+	}
+	c.verified = true
+	if gen != nil && c.set != nil && *gen == c.set.gen {
+		return false, nil
+	}
+	cur, err := c.r.db.currentSet(c.r.ctx, c.r.tx, c.r.stmt(qIndexGen))
+	if err != nil {
+		return false, err
+	}
+	stale := c.set == nil || cur.gen != c.set.gen
+	c.set = cur
+	return stale, nil
+}
+
+// scanChosen plans with c's set and scans; retry is set when the set was
+// stale, before any row was given.
+func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, error), fn func(*IndexRow) (bool, error)) (retry bool, err error) {
+	s, err := choose(c.set.defs())
+	var ix *storedIndex
+	if err == nil && s != nil && (s.DDoc != "" || s.Name != "") {
+		if ix = c.set.find(s.DDoc, s.Name); ix == nil {
+			err = couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
+		}
+	}
+	if err != nil || s == nil {
+		// An answer without rows is the snapshot's only if the set is.
+		if stale, serr := c.stale(nil); stale || serr != nil {
+			return serr == nil, serr
+		}
+		return false, err
+	}
+	var ixID int64
+	var fields int
+	if ix != nil {
+		ixID, fields = ix.id, len(ix.def.Fields)
+	}
+	page := s.PageSize
+	if page <= 0 {
+		page = 100
+	}
+	cursor, inclusive := s.Start, true
+	if s.Descending {
+		cursor, inclusive = s.End, false
+	}
+	if s.After != nil {
+		cursor, inclusive = s.After, false
+	}
+	for {
+		var gen *int64
+		if !c.verified {
+			gen = new(int64)
+		}
+		rows, err := scanPage(r, ixID, fields, *s, cursor, inclusive, page, gen)
+		if err != nil {
+			return false, err
+		}
+		if len(rows) == 0 {
+			gen = nil // no row read it
+		}
+		if stale, err := c.stale(gen); stale || err != nil {
+			return err == nil, err
+		}
+		for _, row := range rows {
+			if row.hasAtts {
+				if err := r.fillAtts(row.doc, row.revRow, nil, 0, GetOptions{}); err != nil {
+					return false, err
+				}
+			}
+			more, err := fn(&IndexRow{Key: row.key, Doc: row.doc})
+			if err != nil || !more {
+				return false, err
+			}
+		}
+		if len(rows) < page {
+			return false, nil
+		}
+		cursor, inclusive = rows[len(rows)-1].key, false
+		page = min(page*2, 1000)
+	}
 }
 
 type scanRow struct {
@@ -115,14 +176,20 @@ type scanRow struct {
 
 // scanPage reads up to n rows from cursor on (nil: the range's end) of
 // index ixID, whose keys encode fields values before the id.
-func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclusive bool, n int) ([]scanRow, error) {
+// When gen is not nil, each row also reads the snapshot's index generation
+// into it.
+func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclusive bool, n int, gen *int64) ([]scanRow, error) {
+	genCol := ""
+	if gen != nil {
+		genCol = ", (" + qIndexGen[len("SELECT "):] + ")"
+	}
 	keyCol := "e.key"
-	q := `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts FROM mango_entries e
+	q := `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts` + genCol + ` FROM mango_entries e
 		JOIN revs b ON b.rev_row = e.rev_row WHERE e.ix_id = ?`
 	args := []any{ixID}
 	if s.DDoc == "" && s.Name == "" {
 		keyCol = "d.id"
-		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts FROM docs d
+		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts` + genCol + ` FROM docs d
 			JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner WHERE d.deleted = 0`
 		args = nil
 	}
@@ -168,7 +235,11 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 	for rows.Next() {
 		var row scanRow
 		doc := &couchdoc.Doc{}
-		if err := rows.Scan(&row.key, &doc.Rev, &row.revRow, &doc.Body, &row.hasAtts); err != nil {
+		dest := []any{&row.key, &doc.Rev, &row.revRow, &doc.Body, &row.hasAtts}
+		if gen != nil {
+			dest = append(dest, gen)
+		}
+		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
 		id, err := entryID(row.key, fields, ixID)

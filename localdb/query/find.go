@@ -194,7 +194,8 @@ func hasFields(doc map[string]any, sort []mango.SortField) bool {
 // rebuilt as nested objects, missing ones left out).
 func render(row *localdb.IndexRow, doc map[string]any, fields []string) (json.RawMessage, error) {
 	if fields == nil {
-		return row.Doc.AppendJSON(nil)
+		d := row.Doc
+		return d.AppendJSON(make([]byte, 0, len(d.Body)+len(d.ID)+len(d.Rev)+32))
 	}
 	return json.Marshal(project(doc, fields))
 }

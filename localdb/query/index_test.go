@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -239,5 +240,42 @@ func TestIndexesAcrossProcesses(t *testing.T) {
 	}
 	if err := b.CheckInvariants(bg); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFindPlansWithAnotherHandlesIndexes: a handle that has not written
+// since another changed the indexes still plans each query with the
+// indexes its read snapshot has: an index created there serves a sort, a
+// use_index and an empty answer, and one dropped there is no longer used.
+func TestFindPlansWithAnotherHandlesIndexes(t *testing.T) {
+	path := t.TempDir() + "/shared.db"
+	a, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	put(t, a, "x", `{"n": 1}`)
+	put(t, a, "y", `{"n": 2}`)
+	find(t, b, `{"selector": {"n": {"$gt": 0}}}`) // b has seen the set without indexes
+	createIndex(t, a, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
+	res := find(t, b, `{"selector": {"n": {"$gt": 0}}, "sort": [{"n": "desc"}]}`)
+	if got := ids(t, res); !reflect.DeepEqual(got, []string{"y", "x"}) || res.Warning != "" {
+		t.Fatalf("sorted by a's new index: %v %q", got, res.Warning)
+	}
+	createIndex(t, a, `{"index": {"fields": ["n", "m"]}, "ddoc": "e", "name": "nm"}`)
+	res = find(t, b, `{"selector": {"n": {"$gt": 5}, "m": 1}, "use_index": ["e", "nm"], "allow_fallback": false}`)
+	if got := ids(t, res); len(got) != 0 || res.Warning != "" {
+		t.Fatalf("an empty answer through a's other new index: %v %q", got, res.Warning)
+	}
+	if err := query.DeleteIndex(bg, a, "d", "n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := query.Find(bg, b, []byte(`{"selector": {"n": {"$gt": 0}}, "sort": [{"n": "desc"}]}`)); !errors.Is(err, query.ErrNoUsableIndex) {
+		t.Fatalf("sort after a dropped the index: %v", err)
 	}
 }
