@@ -207,17 +207,7 @@ func TestOpenRebuildsIndexesOfAnotherEncoding(t *testing.T) {
 // have) see each other's index changes; writes through either keep every
 // index.
 func TestIndexesAcrossProcesses(t *testing.T) {
-	path := t.TempDir() + "/shared.db"
-	a, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoHandles(t)
 	put(t, b, "x", `{"n": 1}`) // b has looked at the (empty) index set
 	createIndex(t, a, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
 	put(t, b, "y", `{"n": 2}`) // written by b, indexed by a's index
@@ -248,17 +238,7 @@ func TestIndexesAcrossProcesses(t *testing.T) {
 // indexes its read snapshot has: an index created there serves a sort, a
 // use_index and an empty answer, and one dropped there is no longer used.
 func TestFindPlansWithAnotherHandlesIndexes(t *testing.T) {
-	path := t.TempDir() + "/shared.db"
-	a, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoHandles(t)
 	put(t, a, "x", `{"n": 1}`)
 	put(t, a, "y", `{"n": 2}`)
 	find(t, b, `{"selector": {"n": {"$gt": 0}}}`) // b has seen the set without indexes
@@ -278,4 +258,18 @@ func TestFindPlansWithAnotherHandlesIndexes(t *testing.T) {
 	if _, err := query.Find(bg, b, []byte(`{"selector": {"n": {"$gt": 0}}, "sort": [{"n": "desc"}]}`)); !errors.Is(err, query.ErrNoUsableIndex) {
 		t.Fatalf("sort after a dropped the index: %v", err)
 	}
+}
+
+// twoHandles opens one new file twice, as two processes would.
+func twoHandles(t *testing.T) (a, b *localdb.DB) {
+	t.Helper()
+	path := t.TempDir() + "/shared.db"
+	for _, db := range []**localdb.DB{&a, &b} {
+		var err error
+		if *db, err = localdb.Open(path, nil); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*db).Close() })
+	}
+	return a, b
 }
