@@ -189,7 +189,7 @@ func TestCouchDB3Changes(t *testing.T) {
 		t.Fatalf("rows %d last %s err %v", len(rows), last, err)
 	}
 	q := mustQuery(t, rp.requests()[0].URI)
-	if q.Get("since") != "2-g1AAAAtest" || q.Get("style") != "all_docs" || q.Get("limit") != "10" {
+	if q.Get("since") != "2-g1AAAAtest" || q.Get("style") != "all_docs" || q.Get("limit") != "10" || q.Get("seq_interval") != "10" {
 		t.Fatalf("query %v", q)
 	}
 
@@ -200,7 +200,7 @@ func TestCouchDB3Changes(t *testing.T) {
 		t.Fatalf("continuous: rows %d last %s err %v", len(rows), last, err)
 	}
 	q = mustQuery(t, rp.requests()[1].URI)
-	if q.Get("feed") != "continuous" || q.Get("heartbeat") != "5000" || q.Get("timeout") != "60000" || q.Has("since") {
+	if q.Get("feed") != "continuous" || q.Get("heartbeat") != "5000" || q.Get("timeout") != "60000" || q.Has("since") || q.Has("seq_interval") {
 		t.Fatalf("continuous query %v", q)
 	}
 	if rp.requests()[1].Header.Get("Accept-Encoding") != "identity" {
