@@ -129,6 +129,8 @@ func (c *counter) transport() http.RoundTripper {
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		ReadBufferSize:        64 << 10, // couch's connBufferSize
+		WriteBufferSize:       64 << 10,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			conn, err := dialer.DialContext(ctx, network, addr)
 			if err != nil {

@@ -193,8 +193,15 @@ func newTransport(o *Options) (*http.Transport, error) {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		TLSClientConfig:       tlsConf,
+		ReadBufferSize:        connBufferSize,
+		WriteBufferSize:       connBufferSize,
 	}, nil
 }
+
+// connBufferSize is the read and write buffer of each connection: a
+// replication streams hundreds of MB each way, and net/http's default 4 KB
+// made a system call of every 4 KB.
+const connBufferSize = 64 << 10
 
 // redactURLError keeps url.Parse errors from echoing the URL (and its
 // password).
