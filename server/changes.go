@@ -165,6 +165,9 @@ type feedWriter struct {
 	rows    int
 	wrote   bool // a row or heartbeat since the last heartbeat tick
 	err     error
+	// buf is the last row's encoding, reused for the next (rows come one
+	// at a time, from the feed's goroutine).
+	buf []byte
 }
 
 func (f *feedWriter) start() {
@@ -231,7 +234,11 @@ func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
 	if f.inline == nil || c.Doc == nil || len(c.Doc.Attachments) == 0 {
 		// Compact already: through jsonMarshal, encoding/json would scan
 		// the document's bytes again to compact them.
-		return c.MarshalJSON()
+		b, err := c.AppendJSON(f.buf[:0])
+		if err == nil && cap(b) <= 1<<20 {
+			f.buf = b[:0]
+		}
+		return b, err
 	}
 	full, err := f.inline(c.Doc)
 	if err != nil {
