@@ -160,27 +160,9 @@ func Open(path string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
-// pageSize is the page size of a new store (a store keeps the size it was
-// made with). SQLite writes each page to the WAL in two system calls
-// (frame header, page), and a checkpoint reads it back and writes it
-// again. A pull moves 1-KB bodies and attachment chunks spread over
-// overflow pages, so pages twice SQLite's default 4 KiB halve those calls:
-// a 100k pull's client CPU 5.1-5.4 s against 5.5-6.5 s (system time 1.5-1.7
-// against 1.8-2.0 s), peak RSS within 1 MB; a single Put is as fast. 16 KiB
-// pages saved no more and raised the pull's peak RSS by about 10 MB. The
-// cost: an empty store takes 184 KB instead of 100 KB (a page or more per
-// table and index).
-const pageSize = 8192
-
 func (db *DB) init(ctx context.Context, opts *Options) error {
-	fresh, err := checkOwner(ctx, db.writer.DB, db.path, opts.NoCreate)
-	if err != nil {
+	if _, err := checkOwner(ctx, db.writer.DB, db.path, opts.NoCreate); err != nil {
 		return err
-	}
-	if fresh {
-		if _, err := db.writer.ExecContext(ctx, "PRAGMA page_size = "+strconv.Itoa(pageSize)); err != nil {
-			return fmt.Errorf("set page_size: %w", err)
-		}
 	}
 	vacuum, err := db.setAutoVacuum(ctx)
 	if err != nil {
