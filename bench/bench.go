@@ -56,7 +56,7 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 		var err error
 		if cfg.Server == "settee" {
 			b.logf("starting settee's server (package server over localdb files)")
-			s, err = startSetteeServer(ctx, filepath.Join(b.dir, "server-data"))
+			s, err = startSetteeServer(ctx, filepath.Join(b.dir, "server-data"), cfg.CPUProfileDir)
 			b.res.Meta.Server = "settee server (package server, SQLite files; started by the harness)"
 		} else {
 			b.logf("starting pouchdb-server (in memory)")
@@ -323,13 +323,27 @@ func (b *bench) settee(ctx context.Context, mode string, docs int, profile strin
 		b.fail("settee "+mode, err)
 		return nil
 	}
+	serverProfile := ""
+	if profile != "" && b.srv != nil && b.srv.profileControl != "" {
+		serverProfile = filepath.Join(filepath.Dir(profile), "server-"+filepath.Base(profile))
+		if err := b.profileServer(serverProfile); err != nil {
+			b.fail("settee "+mode, err)
+			return nil
+		}
+	}
 	cpu0 := b.serverCPU()
 	m, err := runMeasured(ctx, cmd, docs, b.verbose())
+	if serverProfile != "" {
+		if perr := b.profileServer(""); perr != nil && err == nil {
+			err = perr
+		}
+	}
 	if err != nil {
 		b.fail("settee "+mode, err)
 		return nil
 	}
 	m.CPUProfile = profile
+	m.ServerCPUProfile = serverProfile
 	m.ServerCPUSeconds = b.serverCPU() - cpu0
 	b.setRate(m)
 	b.logf("settee %s: %.2fs, %.0f docs/s, peak RSS %.1f MB, %d requests, CPU %.2fs, server CPU %.2fs", mode, m.Seconds, m.DocsPerSec, mb(m.PeakRSS), m.Requests, m.CPUSeconds, m.ServerCPUSeconds)

@@ -105,8 +105,12 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", "", "data directory")
 	addr := fs.String("addr", "", "listening address")
+	control := fs.String("profile-control", "", "profile on the harness's request through this control file (serve_profile.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *control != "" {
+		watchProfileControl(*control)
 	}
 	return server.Run(ctx, server.Config{Addr: *addr, DataDir: *dir, MaxBodySize: 4 << 30})
 }

@@ -67,7 +67,7 @@ func (b *bench) attPhases(ctx context.Context) error {
 		switch name {
 		case "settee":
 			b.logf("lazy, pending: starting settee serve")
-			s, err := startSetteeServer(ctx, filepath.Join(b.dir, "att-serve-data"))
+			s, err := startSetteeServer(ctx, filepath.Join(b.dir, "att-serve-data"), "")
 			if err != nil {
 				return fmt.Errorf("settee serve: %w", err)
 			}

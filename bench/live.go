@@ -45,7 +45,7 @@ type hubServer struct {
 // (started here, over its own files) and, with -couch, against CouchDB.
 func (b *bench) livePhases(ctx context.Context) error {
 	b.logf("live workloads: starting settee serve as a hub")
-	s, err := startSetteeServer(ctx, filepath.Join(b.dir, "hub-data"))
+	s, err := startSetteeServer(ctx, filepath.Join(b.dir, "hub-data"), "")
 	if err != nil {
 		return fmt.Errorf("settee serve: %w", err)
 	}

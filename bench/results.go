@@ -100,6 +100,8 @@ type Measure struct {
 	DocsRead      int64  `json:"docs_read"`
 	DocsWritten   int64  `json:"docs_written"`
 	CPUProfile    string `json:"cpu_profile,omitempty"`
+	// ServerCPUProfile is settee serve's profile during the same run.
+	ServerCPUProfile string `json:"server_cpu_profile,omitempty"`
 	// CPUSeconds is the process's user+system CPU time; ServerCPUSeconds
 	// the server's during the process's life (only for a server the
 	// harness started). Server CPU close to Seconds means the server was

@@ -23,6 +23,9 @@ type pouchServer struct {
 	URL string
 	cmd *exec.Cmd
 	out *bytes.Buffer
+	// profileControl is settee serve's profile control file (see
+	// serve_profile.go), "" when it profiles nothing.
+	profileControl string
 }
 
 // repoRoot returns the directory holding go.mod, searching up from dir.
@@ -67,14 +70,26 @@ func startPouchServer(ctx context.Context, root, workDir string) (*pouchServer, 
 }
 
 // startSetteeServer starts our own server (package server over localdb
-// files in dataDir) in a child process on a free loopback port.
-func startSetteeServer(ctx context.Context, dataDir string) (*pouchServer, error) {
+// files in dataDir) in a child process on a free loopback port. With a
+// profileDir, the harness can profile it (serve_profile.go).
+func startSetteeServer(ctx context.Context, dataDir, profileDir string) (*pouchServer, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, err
 	}
-	return startServerProc(ctx, func(port int) (*exec.Cmd, error) {
-		return setteeCmd(context.Background(), "serve", "--dir", dataDir, "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	control := ""
+	if profileDir != "" {
+		if err := os.MkdirAll(profileDir, 0o755); err != nil {
+			return nil, err
+		}
+		control = filepath.Join(profileDir, serveProfileControl)
+	}
+	s, err := startServerProc(ctx, func(port int) (*exec.Cmd, error) {
+		return setteeCmd(context.Background(), "serve", "--dir", dataDir, "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--profile-control", control)
 	})
+	if s != nil {
+		s.profileControl = control
+	}
+	return s, err
 }
 
 func startServerProc(ctx context.Context, command func(port int) (*exec.Cmd, error)) (*pouchServer, error) {

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"strings"
+	gosync "sync"
 
 	"github.com/settee/settee/couchdoc"
 )
@@ -227,8 +228,8 @@ type attReader struct {
 	length int64 // expected; a shorter stream is an error
 	read   int64
 	idx    int
-	buf    []byte // unread part of store
-	store  []byte
+	buf    []byte  // unread part of store
+	store  *[]byte // the chunk read last (from chunkBufs)
 	done   bool
 	closed bool
 }
@@ -239,6 +240,7 @@ func (r *attReader) Read(p []byte) (int, error) {
 	}
 	for len(r.buf) == 0 {
 		if r.done {
+			r.release()
 			if r.read != r.length {
 				// The content went away (compacted) while being read.
 				return 0, fmt.Errorf("localdb: attachment content %s: read %d of %d bytes: %w", r.digest, r.read, r.length, io.ErrUnexpectedEOF)
@@ -273,16 +275,40 @@ func (r *attReader) next() error {
 	if err := rows.Scan(&raw); err != nil {
 		return fmt.Errorf("read attachment chunk: %w", err)
 	}
-	r.store = append(r.store[:0], raw...)
-	r.buf = r.store
+	if r.store == nil && len(raw) <= chunkSize {
+		r.store = chunkBufs.Get().(*[]byte)
+	}
+	if r.store == nil {
+		r.store = new([]byte)
+	}
+	*r.store = append((*r.store)[:0], raw...)
+	r.buf = *r.store
 	r.idx++
 	return nil
 }
 
+// chunkBufs holds attReaders' chunk buffers: settee serve streams every
+// attachment of a pull through one, and a new 256-KiB buffer for each
+// attachment was an eighth of what it allocated.
+var chunkBufs = gosync.Pool{New: func() any {
+	b := make([]byte, 0, chunkSize)
+	return &b
+}}
+
 func (r *attReader) Close() error {
 	r.closed = true
 	r.buf = nil
+	r.release()
 	return nil
+}
+
+// release gives the chunk buffer back once nothing is left to read from
+// it.
+func (r *attReader) release() {
+	if r.store != nil && cap(*r.store) == chunkSize {
+		chunkBufs.Put(r.store)
+	}
+	r.store = nil
 }
 
 // readAllContent reads small content whole.

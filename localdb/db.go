@@ -63,6 +63,8 @@ type DB struct {
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
 
 	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
+
+	pendingMemo pendingMemo // PendingChanges' last answers
 }
 
 func dsn(path string, extra string) string {

@@ -160,15 +160,26 @@ func pickRevs(st *docState, revs []string, parsed []revtree.Rev, opts GetOptions
 		return out, nil
 	}
 	t := st.tree
-	var seen map[int]bool
+	var seen map[int]bool // once out is long; a look through it before
 	emit := func(i int) {
-		if seen[i] {
-			return
+		if seen == nil && len(out) < 8 {
+			for _, p := range out {
+				if p.node == i {
+					return
+				}
+			}
+		} else {
+			if seen == nil {
+				seen = make(map[int]bool, 2*len(out))
+				for _, p := range out {
+					seen[p.node] = true
+				}
+			}
+			if seen[i] {
+				return
+			}
+			seen[i] = true
 		}
-		if seen == nil {
-			seen = make(map[int]bool)
-		}
-		seen[i] = true
 		out = append(out, pick{node: i})
 	}
 	if revs == nil {

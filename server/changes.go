@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -165,6 +166,10 @@ type feedWriter struct {
 	rows    int
 	wrote   bool // a row or heartbeat since the last heartbeat tick
 	err     error
+	// buf is the last row's encoding, reused for the next (rows come one
+	// at a time, from the feed's goroutine).
+	buf []byte
+	bw  *bufio.Writer // between write and w, made by the first write
 }
 
 func (f *feedWriter) start() {
@@ -189,13 +194,27 @@ func (f *feedWriter) start() {
 	}
 }
 
+// write buffers b for the client. A normal or longpoll feed's rows go out
+// in large writes (responseBuffer), a continuous one's a row at a time
+// (row flushes).
 func (f *feedWriter) write(b []byte) {
-	if f.err == nil {
-		_, f.err = f.w.Write(b)
+	if f.err != nil {
+		return
 	}
+	if f.bw == nil {
+		size := responseBuffer
+		if f.continuous {
+			size = 4 << 10
+		}
+		f.bw = bufio.NewWriterSize(f.w, size)
+	}
+	_, f.err = f.bw.Write(b)
 }
 
 func (f *feedWriter) flush() {
+	if f.bw != nil && f.err == nil {
+		f.err = f.bw.Flush()
+	}
 	if fl, ok := f.w.(http.Flusher); ok && f.err == nil {
 		fl.Flush()
 	}
@@ -231,7 +250,11 @@ func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
 	if f.inline == nil || c.Doc == nil || len(c.Doc.Attachments) == 0 {
 		// Compact already: through jsonMarshal, encoding/json would scan
 		// the document's bytes again to compact them.
-		return c.MarshalJSON()
+		b, err := c.AppendJSON(f.buf[:0])
+		if err == nil && cap(b) <= 1<<20 {
+			f.buf = b[:0]
+		}
+		return b, err
 	}
 	full, err := f.inline(c.Doc)
 	if err != nil {
@@ -413,6 +436,9 @@ func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter
 		s.writeError(w, r, err)
 		return
 	}
+	f.mu.Lock()
+	f.flush() // what was written goes out, then the body ends short
+	f.mu.Unlock()
 	if !errors.Is(err, context.Canceled) {
 		s.log.Warn("changes feed", "err", err)
 	}

@@ -173,10 +173,22 @@ func readChangeRow(s *jsonStream, raw []byte, sparse bool) (*couchdoc.Change, []
 			c.Seq = append(json.RawMessage(nil), raw...)
 		case "id":
 			c.ID = "" // a repeated member replaces the last, as in encoding/json
-			raw, err = readMember(s, what, raw, &c.ID)
+			if raw, err = s.readValue(what, raw[:0]); err == nil {
+				if id, ok := plainJSONString(raw); ok {
+					c.ID = id
+				} else if err = json.Unmarshal(raw, &c.ID); err != nil {
+					err = malformed(what, err)
+				}
+			}
 		case "changes":
 			c.Changes = nil
-			raw, err = readMember(s, what, raw, &c.Changes)
+			if raw, err = s.readValue(what, raw[:0]); err == nil {
+				if revs, ok := plainChanges(raw); ok {
+					c.Changes = revs
+				} else if err = json.Unmarshal(raw, &c.Changes); err != nil {
+					err = malformed(what, err)
+				}
+			}
 		case "deleted":
 			raw, err = readMember(s, what, raw, &c.Deleted)
 		case "doc":
@@ -278,4 +290,95 @@ func ReadContinuousChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage
 		}
 		lastSeq = c.Seq
 	}
+}
+
+// A feed's rows are read one member at a time; encoding/json (reflection,
+// a validating scan, a decodeState per call) cost more than the rest of a
+// row without a document. plainJSONString and plainChanges decode the
+// shapes every peer sends, "id" and "changes" of printable ASCII without
+// escapes, exactly as encoding/json would; anything else goes to it.
+
+// plainJSONString returns the string raw encodes when raw is a JSON string
+// of printable ASCII without escapes.
+func plainJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, b := range body {
+		if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
+}
+
+// plainChanges decodes a "changes" array of {"rev": plain string} objects.
+func plainChanges(raw []byte) ([]couchdoc.ChangeRev, bool) {
+	i := skipWS(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	revs := make([]couchdoc.ChangeRev, 0, 1)
+	i = skipWS(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return revs, skipWS(raw, i+1) == len(raw)
+	}
+	for {
+		var ok bool
+		var rev string
+		if i, ok = expectByte(raw, i, '{'); !ok {
+			return nil, false
+		}
+		const key = `"rev"`
+		if i+len(key) > len(raw) || string(raw[i:i+len(key)]) != key {
+			return nil, false
+		}
+		if i, ok = expectByte(raw, i+len(key), ':'); !ok {
+			return nil, false
+		}
+		end := i
+		if end < len(raw) && raw[end] == '"' {
+			end++
+			for end < len(raw) && raw[end] != '"' {
+				end++
+			}
+			end++
+		}
+		if end > len(raw) {
+			return nil, false
+		}
+		if rev, ok = plainJSONString(raw[i:end]); !ok {
+			return nil, false
+		}
+		revs = append(revs, couchdoc.ChangeRev{Rev: rev})
+		if i, ok = expectByte(raw, end, '}'); !ok {
+			return nil, false
+		}
+		if i < len(raw) && raw[i] == ',' {
+			i = skipWS(raw, i+1)
+			continue
+		}
+		if i, ok = expectByte(raw, i, ']'); !ok {
+			return nil, false
+		}
+		return revs, i == len(raw)
+	}
+}
+
+// expectByte skips white space before and after c at raw[i:]; it returns
+// where the next token starts.
+func expectByte(raw []byte, i int, c byte) (int, bool) {
+	i = skipWS(raw, i)
+	if i >= len(raw) || raw[i] != c {
+		return i, false
+	}
+	return skipWS(raw, i+1), true
+}
+
+func skipWS(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
 }

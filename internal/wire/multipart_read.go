@@ -88,8 +88,34 @@ func ReadMultipart(r io.Reader, contentType string, fn DocFunc) error {
 	return malformedf("Content-Type", "want multipart/mixed or multipart/related, got %q", mt)
 }
 
+// mixedScratch is what readMixed reuses from part to part: the reader of
+// the part and the buffer of its JSON (couchdoc.ParseDoc does not alias
+// it). A _bulk_get answer is thousands of 1-KB parts, and a new 4-KB
+// bufio.Reader and a buffer grown from 512 bytes for each were most of
+// what a pull's reader allocated (about 9 KB per document).
+type mixedScratch struct {
+	br  *bufio.Reader
+	js  bytes.Buffer
+	lim io.LimitedReader
+}
+
+// readJSON reads the rest of br (at most MaxJSONPart bytes) into the
+// scratch buffer, valid until the next call.
+func (s *mixedScratch) readJSON() ([]byte, error) {
+	s.js.Reset()
+	s.lim = io.LimitedReader{R: s.br, N: MaxJSONPart + 1}
+	if _, err := s.js.ReadFrom(&s.lim); err != nil {
+		return nil, readErr("document part", err)
+	}
+	if int64(s.js.Len()) > MaxJSONPart {
+		return nil, couchdoc.Errorf(couchdoc.ErrTooLarge, "document JSON larger than %d bytes", MaxJSONPart)
+	}
+	return s.js.Bytes(), nil
+}
+
 func readMixed(r io.Reader, boundary string, fn DocFunc) error {
 	mr := multipart.NewReader(r, boundary)
+	scratch := &mixedScratch{br: bufio.NewReader(nil)}
 	for {
 		p, err := mr.NextRawPart()
 		if err == io.EOF {
@@ -98,13 +124,13 @@ func readMixed(r io.Reader, boundary string, fn DocFunc) error {
 		if err != nil {
 			return readErr("multipart/mixed", err)
 		}
-		if err := readMixedPart(p, fn); err != nil {
+		if err := readMixedPart(p, scratch, fn); err != nil {
 			return err
 		}
 	}
 }
 
-func readMixedPart(p *multipart.Part, fn DocFunc) error {
+func readMixedPart(p *multipart.Part, scratch *mixedScratch, fn DocFunc) error {
 	ct := p.Header.Get("Content-Type")
 	mt, params, err := "application/json", map[string]string(nil), error(nil)
 	if ct != "" {
@@ -112,7 +138,8 @@ func readMixedPart(p *multipart.Part, fn DocFunc) error {
 			return malformed("part Content-Type "+ct, err)
 		}
 	}
-	br := bufio.NewReader(p)
+	br := scratch.br
+	br.Reset(p)
 	if mt == TypeRelated {
 		// CouchDB announces multipart/related for a document whose
 		// attachments are all stubs and then sends bare JSON.
@@ -129,7 +156,7 @@ func readMixedPart(p *multipart.Part, fn DocFunc) error {
 	} else if mt != TypeJSON {
 		return malformedf("multipart/mixed", "unexpected part type %q", mt)
 	}
-	js, err := readPart(br)
+	js, err := scratch.readJSON()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@
 package revtree
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -112,7 +113,17 @@ func (t *Tree) Leaves() []int {
 			leaves = append(leaves, i)
 		}
 	}
-	sort.Slice(leaves, func(x, y int) bool { return Better(t.Nodes[leaves[x]], t.Nodes[leaves[y]]) })
+	// Better is a total order on a tree's nodes (revisions are unique), so
+	// any sort gives the one result; slices.SortFunc allocates nothing.
+	slices.SortFunc(leaves, func(x, y int) int {
+		switch {
+		case Better(t.Nodes[x], t.Nodes[y]):
+			return -1
+		case Better(t.Nodes[y], t.Nodes[x]):
+			return 1
+		}
+		return 0
+	})
 	return leaves
 }
 
@@ -161,6 +172,10 @@ func (t *Tree) IsAncestor(a, b int) bool {
 // LeavesUnder returns the leaves descending from node i (i itself if it is
 // a leaf), the best first.
 func (t *Tree) LeavesUnder(i int) []int {
+	if t.IsLeaf(i) {
+		// What a replication asks for nearly always: no ordering to do.
+		return []int{i}
+	}
 	var out []int
 	for _, l := range t.Leaves() {
 		if t.IsAncestor(i, l) {
