@@ -140,6 +140,11 @@ func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, er
 		}
 		rows, err := scanPage(r, ixID, fields, *s, cursor, inclusive, page, gen)
 		if err != nil {
+			// A stale set may name an index whose id the file has given to
+			// another since, with keys of another shape.
+			if stale, serr := c.stale(nil); stale && serr == nil {
+				return true, nil
+			}
 			return false, err
 		}
 		if len(rows) == 0 {

@@ -273,3 +273,26 @@ func twoHandles(t *testing.T) (a, b *localdb.DB) {
 	}
 	return a, b
 }
+
+// TestFindStaleIndexIDReused: a handle whose cached index set names an
+// index that another handle dropped, and whose id the file gave to a new
+// index with keys of another shape, answers from the snapshot's indexes,
+// not by reading the new index's entries as the old one's.
+func TestFindStaleIndexIDReused(t *testing.T) {
+	a, b := twoHandles(t)
+	put(t, a, "x", `{"n": 1, "m": 2}`)
+	createIndex(t, a, `{"index": {"fields": ["n"]}, "ddoc": "d", "name": "n"}`)
+	q := `{"selector": {"n": {"$gt": 0}}, "use_index": ["d", "n"], "allow_fallback": false}`
+	if got := ids(t, find(t, b, q)); len(got) != 1 {
+		t.Fatalf("before: %v", got)
+	}
+	if err := query.DeleteIndex(bg, a, "d", "n"); err != nil {
+		t.Fatal(err)
+	}
+	createIndex(t, a, `{"index": {"fields": ["n", "m"]}, "ddoc": "e", "name": "nm"}`)
+	_, err := query.Find(bg, b, []byte(q))
+	var ce *couchdoc.Error
+	if !errors.As(err, &ce) || ce.Name != "invalid_index" {
+		t.Fatalf("after the index was dropped and its id reused: %v", err)
+	}
+}
