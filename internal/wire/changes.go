@@ -173,22 +173,10 @@ func readChangeRow(s *jsonStream, raw []byte, sparse bool) (*couchdoc.Change, []
 			c.Seq = append(json.RawMessage(nil), raw...)
 		case "id":
 			c.ID = "" // a repeated member replaces the last, as in encoding/json
-			if raw, err = s.readValue(what, raw[:0]); err == nil {
-				if id, ok := plainJSONString(raw); ok {
-					c.ID = id
-				} else if err = json.Unmarshal(raw, &c.ID); err != nil {
-					err = malformed(what, err)
-				}
-			}
+			raw, err = readPlain(s, what, raw, plainJSONString, &c.ID)
 		case "changes":
 			c.Changes = nil
-			if raw, err = s.readValue(what, raw[:0]); err == nil {
-				if revs, ok := plainChanges(raw); ok {
-					c.Changes = revs
-				} else if err = json.Unmarshal(raw, &c.Changes); err != nil {
-					err = malformed(what, err)
-				}
-			}
+			raw, err = readPlain(s, what, raw, plainChanges, &c.Changes)
 		case "deleted":
 			raw, err = readMember(s, what, raw, &c.Deleted)
 		case "doc":
@@ -205,25 +193,36 @@ func readChangeRow(s *jsonStream, raw []byte, sparse bool) (*couchdoc.Change, []
 	}
 	if sparse && (len(c.Seq) == 0 || string(c.Seq) == "null") {
 		c.Seq = nil
-		if c.ID == "" {
-			return nil, raw, malformedf(what, "row without id")
-		}
-		return c, raw, checkRevs(c)
 	}
-	if err := checkRow(c); err != nil {
+	if err := checkRow(c, sparse); err != nil {
 		return nil, raw, err
 	}
 	return c, raw, nil
 }
 
-func checkRow(c *couchdoc.Change) error {
-	if !validSeq(c.Seq) || c.ID == "" {
-		return malformedf("changes row", "row without seq or id")
+// readPlain reads the next value into raw (reused) and decodes it into v:
+// with plain when it can, else with encoding/json.
+func readPlain[T any](s *jsonStream, what string, raw []byte, plain func([]byte) (T, bool), v *T) ([]byte, error) {
+	raw, err := s.readValue(what, raw[:0])
+	if err != nil {
+		return raw, err
 	}
-	return checkRevs(c)
+	if p, ok := plain(raw); ok {
+		*v = p
+		return raw, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return raw, malformed(what, err)
+	}
+	return raw, nil
 }
 
-func checkRevs(c *couchdoc.Change) error {
+// checkRow checks a row has an id, non-empty revs and a seq; with sparse
+// (a feed asked with seq_interval), a nil Seq is allowed.
+func checkRow(c *couchdoc.Change, sparse bool) error {
+	if !(sparse && c.Seq == nil) && !validSeq(c.Seq) || c.ID == "" {
+		return malformedf("changes row", "row without seq or id")
+	}
 	for _, r := range c.Changes {
 		if r.Rev == "" {
 			return malformedf("changes row", "row %q lists an empty rev", c.ID)
@@ -282,7 +281,7 @@ func ReadContinuousChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage
 			return l.LastSeq, nil
 		}
 		c := l.Change
-		if err := checkRow(&c); err != nil {
+		if err := checkRow(&c, false); err != nil {
 			return lastSeq, err
 		}
 		if err := fn(&c); err != nil {
