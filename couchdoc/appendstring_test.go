@@ -7,8 +7,18 @@ import (
 	"testing"
 )
 
+// encodeString is encoding/json's encoding of s.
+func encodeString(s string, escapeHTML bool) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(escapeHTML)
+	enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
 // TestAppendStringMatchesMarshal: ids and revs are written byte for byte
-// as json.Marshal writes them, whether or not they take the fast path.
+// as encoding/json writes them, with and without HTML escaping, whether
+// or not they take the fast path.
 func TestAppendStringMatchesMarshal(t *testing.T) {
 	cases := []string{"", "doc-00001", "1-967a00dff5e02add41819138abb3284d", `a"b`, `a\b`, "a<b>&c", "tab\there",
 		"\x00\x1f\x7f", "é", "東京", "\u2028\u2029", "\xff\xfe", "_design/x", "a/b?c=d#e"}
@@ -24,9 +34,14 @@ func TestAppendStringMatchesMarshal(t *testing.T) {
 		cases = append(cases, string(b))
 	}
 	for _, s := range cases {
-		want, _ := json.Marshal(s)
-		if got := appendString([]byte("x"), s); !bytes.Equal(got, append([]byte("x"), want...)) {
-			t.Fatalf("%q: got %s, want %s", s, got[1:], want)
+		if want, _ := json.Marshal(s); !bytes.Equal(want, encodeString(s, true)) {
+			t.Fatalf("%q: the encoder does not write what json.Marshal does", s)
+		}
+		for _, html := range []bool{true, false} {
+			want := encodeString(s, html)
+			if got := AppendJSONString([]byte("x"), s, html); !bytes.Equal(got, append([]byte("x"), want...)) {
+				t.Fatalf("%q (escape HTML %v): got %s, want %s", s, html, got[1:], want)
+			}
 		}
 	}
 }
@@ -35,9 +50,10 @@ func FuzzAppendString(f *testing.F) {
 	f.Add("doc-1")
 	f.Add("a<\"\\\x01é")
 	f.Fuzz(func(t *testing.T, s string) {
-		want, _ := json.Marshal(s)
-		if got := appendString(nil, s); !bytes.Equal(got, want) {
-			t.Fatalf("%q: got %s, want %s", s, got, want)
+		for _, html := range []bool{true, false} {
+			if got, want := AppendJSONString(nil, s, html), encodeString(s, html); !bytes.Equal(got, want) {
+				t.Fatalf("%q (escape HTML %v): got %s, want %s", s, html, got, want)
+			}
 		}
 	})
 }

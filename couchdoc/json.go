@@ -42,11 +42,11 @@ func (doc *Doc) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	if doc.ID != "" {
 		member("_id")
-		dst = appendString(dst, doc.ID)
+		dst = AppendJSONString(dst, doc.ID, true)
 	}
 	if doc.Rev != "" {
 		member("_rev")
-		dst = appendString(dst, doc.Rev)
+		dst = AppendJSONString(dst, doc.Rev, true)
 	}
 	if doc.Deleted {
 		member("_deleted")
@@ -120,15 +120,19 @@ func bodyMembers(body json.RawMessage) []byte {
 	return bytes.TrimSpace(b[1 : len(b)-1])
 }
 
-// appendString appends s as json.Marshal encodes it. Ids and revs are
-// nearly always printable ASCII that needs no escape: those are copied
-// between quotes; anything else goes through json.Marshal (which also
-// escapes <, > and &, and mends invalid UTF-8).
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s as encoding/json encodes it, with or without
+// its HTML escaping of <, > and & (json.Marshal escapes; CouchDB and the
+// changes feeds do not). Ids and revs are nearly always printable ASCII
+// that needs no escape: those are copied between quotes; anything else
+// goes through encoding/json (which also mends invalid UTF-8).
+func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			b, _ := json.Marshal(s)
-			return append(dst, b...)
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || escapeHTML && (c == '<' || c == '>' || c == '&') {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(escapeHTML)
+			_ = enc.Encode(s) // a string always encodes
+			return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
 		}
 	}
 	dst = append(dst, '"')

@@ -1,9 +1,7 @@
 package localdb
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"strconv"
 	"time"
 
@@ -189,14 +187,14 @@ func (c *Change) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendInt(dst, c.Seq, 10)
 	dst = append(dst, `,"id":`...)
-	dst = appendJSONString(dst, c.ID)
+	dst = couchdoc.AppendJSONString(dst, c.ID, false)
 	dst = append(dst, `,"changes":[`...)
 	for i, r := range c.Revs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"rev":`...)
-		dst = appendJSONString(dst, r)
+		dst = couchdoc.AppendJSONString(dst, r, false)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
@@ -211,28 +209,4 @@ func (c *Change) AppendJSON(dst []byte) ([]byte, error) {
 		}
 	}
 	return append(dst, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string as encoding/json writes it
-// without HTML escaping: directly when it holds only printable ASCII with
-// nothing to escape (ids and revs, nearly always), else through a
-// json.Encoder.
-func appendJSONString(dst []byte, s string) []byte {
-	plain := true
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		dst = append(dst, '"')
-		dst = append(dst, s...)
-		return append(dst, '"')
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return append(dst, bytes.TrimRight(buf.Bytes(), "\n")...)
 }
