@@ -121,27 +121,19 @@ type counter struct {
 	requests, sent, recv atomic.Int64
 }
 
-// transport is couch's default transport (same pool settings) with
-// counting connections.
+// transport is couch's default transport with counting connections.
 func (c *counter) transport() http.RoundTripper {
-	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          64,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ReadBufferSize:        64 << 10, // couch's connBufferSize
-		WriteBufferSize:       64 << 10,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			conn, err := dialer.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &countConn{Conn: conn, c: c}, nil
-		},
+	tr, err := couch.NewTransport(nil)
+	if err != nil {
+		panic(err) // only reading Options.CAFile can fail, and none is given
+	}
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countConn{Conn: conn, c: c}, nil
 	}
 	return &countRT{next: tr, c: c}
 }

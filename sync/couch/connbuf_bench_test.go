@@ -43,7 +43,7 @@ func BenchmarkChangesConnBuffer(b *testing.B) {
 	defer srv.Close()
 	for _, size := range []int{0, connBufferSize} {
 		b.Run("buffer="+strconv.Itoa(size), func(b *testing.B) {
-			tr, err := newTransport(&Options{})
+			tr, err := NewTransport(nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -155,7 +155,7 @@ func New(rawURL string, opts *Options) (*DB, error) {
 	db.name = u.String()
 	rt := o.Transport
 	if rt == nil {
-		t, err := newTransport(o)
+		t, err := NewTransport(o)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +167,13 @@ func New(rawURL string, opts *Options) (*DB, error) {
 	return db, nil
 }
 
-func newTransport(o *Options) (*http.Transport, error) {
+// NewTransport returns the transport New uses when Options.Transport is
+// nil (pool sizes, timeouts, TLS from o, 64-KB connection buffers): a base
+// for a program that wraps it, to count or trace connections.
+func NewTransport(o *Options) (*http.Transport, error) {
+	if o == nil {
+		o = &Options{}
+	}
 	tlsConf := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: o.InsecureSkipVerify}
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
