@@ -11,17 +11,8 @@ import (
 )
 
 func BenchmarkReadChanges(b *testing.B) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"results":[`)
 	const rows = 10000
-	for i := 0; i < rows; i++ {
-		if i > 0 {
-			buf.WriteString(",\n")
-		}
-		fmt.Fprintf(&buf, `{"seq":"%d-g1AAAAG3eJzLYWBgYMlgTmGQT0lKzi9KdUhJMtbLSs1LLUst0k","id":"doc-%08d","changes":[{"rev":"1-%032x"}]}`, i+1, i, i)
-	}
-	buf.WriteString(`],"last_seq":"10000-g1AAAA","pending":0}`)
-	data := buf.Bytes()
+	data := feedBody(rows, false)
 	b.SetBytes(int64(len(data)))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -31,6 +22,26 @@ func BenchmarkReadChanges(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(rows*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// feedBody is a normal changes feed of rows rows with CouchDB-like seqs,
+// each with a 1-KB document when docs is set.
+func feedBody(rows int, docs bool) []byte {
+	var buf bytes.Buffer
+	buf.WriteString(`{"results":[`)
+	for i := 0; i < rows; i++ {
+		if i > 0 {
+			buf.WriteString(",\n")
+		}
+		fmt.Fprintf(&buf, `{"seq":"%d-g1AAAAG3eJzLYWBgYMlgTmGQT0lKzi9KdUhJMtbLSs1LLUst0k","id":"doc-%08d","changes":[{"rev":"1-%032x"}]`, i+1, i, i)
+		if docs {
+			fmt.Fprintf(&buf, `,"doc":{"_id":"doc-%08d","_rev":"1-%032x","n":%d,"tags":["a","b"],"nested":{"x":1.5,"y":[true,null]},"text":"%s"}`,
+				i, i, i, strings.Repeat("lorem ipsum ", 80))
+		}
+		buf.WriteString("}")
+	}
+	fmt.Fprintf(&buf, `],"last_seq":"%d-g1AAAA","pending":0}`, rows)
+	return buf.Bytes()
 }
 
 func BenchmarkMultipartRoundTrip(b *testing.B) {

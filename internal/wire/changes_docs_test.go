@@ -3,7 +3,6 @@ package wire
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -69,18 +68,8 @@ func TestReadChangesDocs(t *testing.T) {
 // of 1-KB documents, a pull's batch) as sync's pipeline does: the rows,
 // then each document parsed.
 func BenchmarkReadChangesDocs(b *testing.B) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"results":[`)
 	const rows = 500
-	for i := 0; i < rows; i++ {
-		if i > 0 {
-			buf.WriteString(",\n")
-		}
-		fmt.Fprintf(&buf, `{"seq":"%d-g1AAAAG3eJzLYWBgYMlgTmGQT0lKzi9KdUhJMtbLSs1LLUst0k","id":"doc-%08d","changes":[{"rev":"1-%032x"}],"doc":{"_id":"doc-%08d","_rev":"1-%032x","n":%d,"tags":["a","b"],"nested":{"x":1.5,"y":[true,null]},"text":"%s"}}`,
-			i+1, i, i, i, i, i, strings.Repeat("lorem ipsum ", 80))
-	}
-	buf.WriteString(`],"last_seq":"500-g1AAAA","pending":0}`)
-	data := buf.Bytes()
+	data := feedBody(rows, true)
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
