@@ -41,9 +41,42 @@ func dump(t testing.TB, db *localdb.DB) []string {
 	return out
 }
 
+// writeAlone writes docs (new_edits=false) one document at a time: the
+// entries naming a document in one batch of their own, the documents in
+// the order of the entry that last names each, where a batch of all of
+// them gives the document its sequence. It returns the results in docs'
+// order.
+func writeAlone(t testing.TB, db *localdb.DB, docs []*couchdoc.Doc) []couchdoc.DocResult {
+	t.Helper()
+	entries := map[string][]int{}
+	for i, d := range docs {
+		entries[d.ID] = append(entries[d.ID], i)
+	}
+	out := make([]couchdoc.DocResult, len(docs))
+	for i, d := range docs {
+		idx := entries[d.ID]
+		if idx[len(idx)-1] != i {
+			continue
+		}
+		group := make([]*couchdoc.Doc, len(idx))
+		for k, j := range idx {
+			group[k] = docs[j]
+		}
+		res, err := db.BulkDocs(bg, group, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, j := range idx {
+			out[j] = res[k]
+		}
+	}
+	return out
+}
+
 // A document met again in the batch that buffered its new row (a second
 // leaf, a tombstone, a newer revision, one that stems, one with an
-// attachment) ends up as if each document had been written alone.
+// attachment) ends up as if each document had been written alone (its
+// entries in one batch, see writeAlone).
 func TestBatchRewritesBufferedRows(t *testing.T) {
 	var docs []*couchdoc.Doc
 	add := func(id string, deleted bool, body string, history ...string) {
@@ -74,13 +107,9 @@ func TestBatchRewritesBufferedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, d := range docs {
-		r, err := alone.BulkDocs(bg, []*couchdoc.Doc{d}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(res[i], r[0]) {
-			t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r[0])
+	for i, r := range writeAlone(t, alone, docs) {
+		if !reflect.DeepEqual(res[i], r) {
+			t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r)
 		}
 	}
 	got, want := dump(t, batch), dump(t, alone)
@@ -120,13 +149,9 @@ func FuzzBatchVsAlone(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, d := range docs {
-			r, err := alone.BulkDocs(bg, []*couchdoc.Doc{d}, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(res[i], r[0]) {
-				t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r[0])
+		for i, r := range writeAlone(t, alone, docs) {
+			if !reflect.DeepEqual(res[i], r) {
+				t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r)
 			}
 		}
 		if got, want := dump(t, batch), dump(t, alone); !reflect.DeepEqual(got, want) {

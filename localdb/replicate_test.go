@@ -328,7 +328,8 @@ func TestBatchMixesBufferedAndDirectWrites(t *testing.T) {
 		}
 	}
 	info, _ := db.Info(bg)
-	if info.DocCount != 251 || info.UpdateSeq != 252 {
+	// n005 is named twice: one sequence for it, as CouchDB gives.
+	if info.DocCount != 251 || info.UpdateSeq != 251 {
 		t.Fatalf("info %+v", info)
 	}
 	for _, id := range []string{"n000", "n249", "att"} {

@@ -94,6 +94,10 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 		if err != nil {
 			return err
 		}
+		var repeats map[string]*repeatedDoc
+		if !newEdits {
+			repeats = findRepeats(docs)
+		}
 		for i, doc := range docs {
 			if doc == nil {
 				results[i] = couchdoc.DocResult{Error: "bad_request", Reason: "null document"}
@@ -106,6 +110,14 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 				rev, err = w.putLocal(doc)
 			case newEdits:
 				rev, err = w.putEdit(states, doc)
+			case repeats[doc.ID] != nil:
+				rep := repeats[doc.ID]
+				rev, err = w.mergeRepeated(states, doc, rep)
+				if i == rep.last {
+					if serr := w.saveRepeated(states[doc.ID], rep); serr != nil {
+						return serr
+					}
+				}
 			default:
 				rev, err = w.putReplicated(states, doc)
 			}
@@ -316,24 +328,32 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 	})
 }
 
-// putReplicated merges one new_edits=false document.
-func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+// replicatedRev checks one new_edits=false document and returns its rev,
+// the path _revisions gives it and its body.
+func replicatedRev(doc *couchdoc.Doc) (rev string, path []revtree.Rev, body []byte, err error) {
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
-		return "", err
+		return "", nil, nil, err
 	}
-	rev := doc.Rev
+	rev = doc.Rev
 	if rev == "" && doc.Revisions != nil && len(doc.Revisions.IDs) > 0 {
 		// CouchDB takes the revision from _revisions when _rev is absent.
 		rev = couchdoc.FormatRev(doc.Revisions.Start, doc.Revisions.IDs[0])
 	}
 	if rev == "" {
-		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "new_edits=false needs a _rev")
+		return "", nil, nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "new_edits=false needs a _rev")
 	}
-	path, err := revtree.PathFromRevisions(rev, doc.Revisions)
-	if err != nil {
-		return "", err
+	if path, err = revtree.PathFromRevisions(rev, doc.Revisions); err != nil {
+		return "", nil, nil, err
 	}
-	body, err := doc.ValidBody()
+	if body, err = doc.ValidBody(); err != nil {
+		return "", nil, nil, err
+	}
+	return rev, path, body, nil
+}
+
+// putReplicated merges one new_edits=false document.
+func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+	rev, path, body, err := replicatedRev(doc)
 	if err != nil {
 		return "", err
 	}

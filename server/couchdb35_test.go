@@ -157,6 +157,18 @@ func TestCouchDB35Purge(t *testing.T) {
 	})
 }
 
+// TestCouchDB35BulkDocs replays CouchDB 3.5's recorded answers to
+// new_edits=false batches that name a document more than once: one new
+// sequence per document, its revisions merged before the tree is stemmed
+// (testdata/couchdb35-extra).
+func TestCouchDB35BulkDocs(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_bulkdocs"},
+		{file: "couchdb35-extra/bulkdocs.jsonl"},
+	})
+}
+
 // TestCouchDB35Find replays CouchDB 3.5's recorded answers to _index,
 // _find and _explain over the corpus dataset (testdata/couchdb35-extra).
 func TestCouchDB35Find(t *testing.T) {

@@ -48,10 +48,21 @@ def load(db):
             assert st == 201, st
 
 
+def quiesce(db):
+    """Waits (at most 60 s) for the compaction CouchDB may start in the
+    background after the load, whose compact_running would show in the
+    recorded db info."""
+    for _ in range(600):
+        if not json.loads(send("GET", f"/{db}")[3]).get("compact_running"):
+            return
+        time.sleep(0.1)
+
+
 def main():
     script = json.load(open(os.path.join(here, sys.argv[1])))
     db = script["db"]
     load(db)
+    quiesce(db)
     out = []
     t0 = time.time()
     for i, step in enumerate(script["requests"], 1):
