@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 )
 
 // attachmentJSON is one attachment as it travels in _attachments.
@@ -138,28 +137,4 @@ func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
-}
-
-// CanonicalBody returns body re-encoded with sorted keys at every level and
-// no insignificant space, the form hashed into new revision ids.
-func CanonicalBody(body json.RawMessage) ([]byte, error) {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return []byte("{}"), nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, Errorf(ErrBadRequest, "invalid JSON body: %v", err)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return nil, Errorf(ErrBadRequest, "Document must be a JSON object")
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, errors.New("canonical body: " + err.Error())
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
