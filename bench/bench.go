@@ -50,7 +50,7 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 
 	b.server = strings.TrimRight(cfg.Couch, "/")
 	if b.server == "" && !cfg.Phases["pull"] {
-		b.res.Meta.Server = "none (live workloads only)"
+		b.res.Meta.Server = "none (local and live workloads only)"
 	} else if b.server == "" {
 		var s *pouchServer
 		var err error
@@ -83,6 +83,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	}
 	if err == nil && cfg.Phases["find"] {
 		b.findPhase(ctx)
+	}
+	if err == nil && cfg.Phases["index-write"] {
+		b.indexWritePhase(ctx)
 	}
 	if err == nil && (cfg.Phases["live"] || cfg.Phases["hub"]) {
 		err = b.livePhases(ctx)

@@ -55,7 +55,9 @@ var livePhaseNames = []string{"live", "hub"}
 // extraPhaseNames also run only when named: find queries the pulled stores
 // (it implies pull, and runs after the replication phases, so that its
 // index design documents are not pushed).
-var extraPhaseNames = []string{"find"}
+// index-write (only when named) needs no server: it writes the dataset
+// into local stores without and with indexes.
+var extraPhaseNames = []string{"find", "index-write"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -72,7 +74,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; lazy,pending (only when named) run against -peers")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; lazy,pending (only when named) run against -peers")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")

@@ -27,6 +27,7 @@ func writeTable(w io.Writer, r *Results) {
 	}
 	writeLiveTable(w, r)
 	writeFindTable(w, r)
+	writeIndexWriteTable(w, r)
 	writeAttTables(w, r)
 	writeTargets(w, r)
 }

@@ -21,6 +21,8 @@ type Results struct {
 	// Lazy and Pending hold the lazy attachment and pending count phases.
 	Lazy    []*LazyRun    `json:"lazy,omitempty"`
 	Pending []*PendingRun `json:"pending,omitempty"`
+	// IndexWrite holds phase index-write's modes.
+	IndexWrite []*IndexWriteRun `json:"index_write,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
@@ -156,6 +158,7 @@ func ratio(a, b float64) float64 {
 func (r *Results) computeRatios() {
 	r.Targets = nil
 	defer r.findTargets()
+	defer r.indexWriteTargets()
 	if p := r.Pull; p != nil && p.Settee != nil {
 		if p.PouchDB != nil {
 			r.Ratios.PullVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/query"
+)
+
+// Phase index-write (issue 15): what keeping three Mango indexes costs a
+// store's writes. The dataset's documents (bodies and revision trees; the
+// attachments are left out, they would only dilute the indexes' share) go
+// through localdb's BulkDocs, indexWriteBatch revisions per call, into a
+// store without indexes and one with three json indexes, batch by batch in
+// turn (which store goes first alternates too), so that both see the same
+// machine load; the indexed store's docs/s over the plain one's is the
+// figure.
+
+// IndexWriteRun is one mode of phase index-write.
+type IndexWriteRun struct {
+	// Mode is "replicated" (new_edits=false with the dataset's revision
+	// trees, conflicts and deletions: what a pull into an indexed store
+	// does) or "app" (new_edits=true: each document's winning body saved
+	// as a new document, as an app's bulk save does).
+	Mode string `json:"mode"`
+	// Docs is the number of revisions written to each store.
+	Docs int `json:"docs"`
+	// Seconds and CPU seconds spent in each store's BulkDocs calls (CPU:
+	// the whole process's, background checkpoints included).
+	PlainSeconds      float64 `json:"plain_seconds"`
+	IndexedSeconds    float64 `json:"indexed_seconds"`
+	PlainCPUSeconds   float64 `json:"plain_cpu_seconds"`
+	IndexedCPUSeconds float64 `json:"indexed_cpu_seconds"`
+	// Ratio is the indexed store's docs/s over the plain store's (issue
+	// 15: >= 0.70); CPURatio the same by CPU seconds.
+	Ratio    float64 `json:"ratio"`
+	CPURatio float64 `json:"cpu_ratio"`
+	// Bytes passed to write calls per document (/proc/self/io wchar).
+	PlainWcharPerDoc   float64 `json:"plain_wchar_per_doc"`
+	IndexedWcharPerDoc float64 `json:"indexed_wchar_per_doc"`
+}
+
+// indexWriteIndexes are the find phase's two indexes and one on a
+// high-cardinality string, whose keys land all over its B-tree.
+var indexWriteIndexes = append(append([]string(nil), findIndexes...),
+	`{"index": {"fields": ["email"]}, "ddoc": "bench-email", "name": "email", "type": "json"}`)
+
+// indexWriteBatch is the revisions per BulkDocs call.
+const indexWriteBatch = 1000
+
+// indexWritePhase runs both modes.
+func (b *bench) indexWritePhase(ctx context.Context) {
+	for _, mode := range []string{"replicated", "app"} {
+		b.logf("index-write: %s, %d docs, without and with 3 indexes", mode, b.ds.Count())
+		r, err := indexWrite(ctx, filepath.Join(b.dir, "index-write-"+mode), b.ds, mode)
+		if err != nil {
+			b.fail("index-write "+mode, err)
+			continue
+		}
+		b.logf("index-write %s: %.2f of the plain store's docs/s (CPU %.2f)", mode, r.Ratio, r.CPURatio)
+		b.res.IndexWrite = append(b.res.IndexWrite, r)
+	}
+}
+
+// indexWrite writes the dataset into a plain and an indexed store in dir.
+func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*IndexWriteRun, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var stores [2]*localdb.DB
+	for k, name := range []string{"plain.db", "indexed.db"} {
+		db, err := localdb.Open(filepath.Join(dir, name), nil)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		stores[k] = db
+	}
+	for _, ix := range indexWriteIndexes {
+		if _, err := query.CreateIndex(ctx, stores[1], []byte(ix)); err != nil {
+			return nil, fmt.Errorf("create index: %w", err)
+		}
+	}
+	var wall, cpu [2]time.Duration
+	var wchar [2]int64
+	r := &IndexWriteRun{Mode: mode}
+	batch := make([]*couchdoc.Doc, 0, indexWriteBatch)
+	flush := func(turn int) error {
+		for j := range 2 {
+			k := (turn + j) % 2
+			// BulkDocs may keep the documents it is given: each store gets
+			// its own copies.
+			docs := make([]*couchdoc.Doc, len(batch))
+			for i, d := range batch {
+				c := *d
+				docs[i] = &c
+			}
+			w0, t0, c0 := wcharSelf(), time.Now(), cpuSelf()
+			var res []couchdoc.DocResult
+			var err error
+			// Labelled for profiles (BenchmarkIndexWrite -cpuprofile).
+			pprof.Do(ctx, pprof.Labels("store", []string{"plain", "indexed"}[k]), func(ctx context.Context) {
+				res, err = stores[k].BulkDocs(ctx, docs, mode == "app")
+			})
+			if err != nil {
+				return err
+			}
+			wall[k] += time.Since(t0)
+			cpu[k] += cpuSelf() - c0
+			wchar[k] += wcharSelf() - w0
+			for _, x := range res {
+				if x.Error != "" {
+					return fmt.Errorf("doc %q: %s: %s", x.ID, x.Error, x.Reason)
+				}
+			}
+		}
+		r.Docs += len(batch)
+		batch = batch[:0]
+		return nil
+	}
+	turn := 0
+	for i := range ds.Count() {
+		g := ds.Doc(i)
+		if mode == "replicated" {
+			for _, l := range g.Leaves {
+				batch = append(batch, &couchdoc.Doc{ID: g.ID, Rev: l.Rev(), Deleted: l.Deleted, Body: l.Body,
+					Revisions: &couchdoc.Revisions{Start: l.Start, IDs: l.IDs}})
+			}
+		} else if l := g.Leaves[0]; !l.Deleted {
+			batch = append(batch, &couchdoc.Doc{ID: g.ID, Body: l.Body})
+		}
+		if len(batch) >= indexWriteBatch {
+			if err := flush(turn); err != nil {
+				return nil, err
+			}
+			turn++
+		}
+	}
+	if len(batch) > 0 {
+		if err := flush(turn); err != nil {
+			return nil, err
+		}
+	}
+	r.PlainSeconds, r.IndexedSeconds = wall[0].Seconds(), wall[1].Seconds()
+	r.PlainCPUSeconds, r.IndexedCPUSeconds = cpu[0].Seconds(), cpu[1].Seconds()
+	r.Ratio = ratio(r.PlainSeconds, r.IndexedSeconds)
+	r.CPURatio = ratio(r.PlainCPUSeconds, r.IndexedCPUSeconds)
+	if r.Docs > 0 {
+		r.PlainWcharPerDoc = float64(wchar[0]) / float64(r.Docs)
+		r.IndexedWcharPerDoc = float64(wchar[1]) / float64(r.Docs)
+	}
+	return r, nil
+}
+
+// cpuSelf is the CPU time (user and system) this process has used.
+func cpuSelf() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// wcharSelf is the bytes this process has passed to write calls
+// (/proc/self/io), 0 where Linux does not tell.
+func wcharSelf() int64 {
+	data, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// indexWriteTargets adds issue 15's write target: the lower of both modes.
+func (r *Results) indexWriteTargets() {
+	if len(r.IndexWrite) == 0 {
+		return
+	}
+	low := r.IndexWrite[0].Ratio
+	for _, w := range r.IndexWrite[1:] {
+		low = min(low, w.Ratio)
+	}
+	r.addTarget("BulkDocs with 3 indexes vs none, docs/s (the lower mode)", ">= 0.70", low, "x", low >= 0.70)
+}
+
+// writeIndexWriteTable prints phase index-write, if it ran.
+func writeIndexWriteTable(w io.Writer, r *Results) {
+	if len(r.IndexWrite) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 1, ' ', tabwriter.Debug)
+	fmt.Fprintln(tw, "| index-write\t docs\t plain docs/s\t 3 indexes docs/s\t ratio\t CPU s plain / indexed\t CPU ratio\t wchar/doc plain / indexed\t")
+	fmt.Fprintln(tw, "|---\t---:\t---:\t---:\t---:\t---:\t---:\t---:\t")
+	for _, x := range r.IndexWrite {
+		fmt.Fprintf(tw, "| %s\t %d\t %.0f\t %.0f\t %.2f\t %.2f / %.2f\t %.2f\t %.0f / %.0f\t\n", x.Mode, x.Docs,
+			float64(x.Docs)/x.PlainSeconds, float64(x.Docs)/x.IndexedSeconds, x.Ratio,
+			x.PlainCPUSeconds, x.IndexedCPUSeconds, x.CPURatio, x.PlainWcharPerDoc, x.IndexedWcharPerDoc)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
