@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -55,7 +56,9 @@ const canonicalMaxDepth = 500
 // canonicalFast canonicalizes a body that is one JSON object followed by
 // nothing but space, or reports false.
 func canonicalFast(body []byte) ([]byte, bool) {
-	c := canonicalizer{src: body}
+	c := canonicalizers.Get().(*canonicalizer)
+	c.src, c.i = body, 0
+	defer c.release()
 	c.skipSpace()
 	if c.i == len(body) {
 		return []byte("{}"), true
@@ -71,9 +74,31 @@ func canonicalFast(body []byte) ([]byte, bool) {
 	return out, c.i == len(body)
 }
 
+// canonicalizers keeps canonicalizers and their scratch between bodies.
+var canonicalizers = sync.Pool{New: func() any { return new(canonicalizer) }}
+
+// release returns c to the pool, less scratch grown past 64 KB by a large
+// body, which the pool would otherwise keep.
+func (c *canonicalizer) release() {
+	c.src = nil
+	for d := range c.vals {
+		if cap(c.vals[d]) > 64<<10 {
+			c.vals[d] = nil
+		}
+		if cap(c.mems[d]) > 1024 {
+			c.mems[d] = nil
+		}
+	}
+	canonicalizers.Put(c)
+}
+
 type canonicalizer struct {
 	src []byte
 	i   int
+	// vals and mems are object's scratch, one per depth, reused by the
+	// objects met at that depth.
+	vals [][]byte
+	mems [][]canonMember
 }
 
 func (c *canonicalizer) skipSpace() {
@@ -196,6 +221,15 @@ func (c *canonicalizer) str(dst []byte) ([]byte, bool) {
 	i := c.i + 1
 	dst = append(dst, '"')
 	for i < len(s) {
+		// A run of bytes written as they are goes in one append.
+		j := i
+		for j < len(s) && plainByte[s[j]] {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if i = j; i >= len(s) {
+			break
+		}
 		b := s[i]
 		switch {
 		case b == '"':
@@ -249,6 +283,16 @@ func (c *canonicalizer) str(dst []byte) ([]byte, bool) {
 	return nil, false
 }
 
+// plainByte marks the bytes a string holds and encoding/json writes as
+// they are: printable ASCII but for the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b < 0x7f; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	t[0x7f] = true
+	return t
+}()
+
 // canonMember is an object member in canonicalizer.object's scratch: its key
 // (as in the source: keys with escapes go to the reference) and its
 // value's canonical form.
@@ -261,8 +305,10 @@ type canonMember struct {
 // encoding/json sorts a map's keys), the last of duplicate keys kept.
 func (c *canonicalizer) object(dst []byte, depth int) ([]byte, bool) {
 	c.i++ // '{'
-	var members []canonMember
-	var vals []byte
+	for len(c.vals) <= depth {
+		c.vals, c.mems = append(c.vals, nil), append(c.mems, nil)
+	}
+	members, vals := c.mems[depth][:0], c.vals[depth][:0]
 	c.skipSpace()
 	if c.i < len(c.src) && c.src[c.i] == '}' {
 		c.i++
@@ -314,9 +360,16 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, bool) {
 		c.i++
 	}
 	if !sorted {
-		// Stable: of equal keys the one met last stays last, and wins.
-		slices.SortStableFunc(members, func(a, b canonMember) int { return bytes.Compare(a.key, b.key) })
+		// Of equal keys the one met last (its value later in vals) stays
+		// last, and wins.
+		slices.SortFunc(members, func(a, b canonMember) int {
+			if c := bytes.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+			return a.start - b.start
+		})
 	}
+	c.mems[depth], c.vals[depth] = members, vals // grown: kept for the next
 	dst = append(dst, '{')
 	first := true
 	for k, m := range members {
