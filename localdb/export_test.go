@@ -24,6 +24,14 @@ func (db *DB) MmapSizes(ctx context.Context) (reads, queries int64, err error) {
 	return reads, queries, err
 }
 
+// PageSettings reports the file's page size and the writer's cache_size.
+func (db *DB) PageSettings(ctx context.Context) (pageSize, writerCache int64, err error) {
+	if err = db.writer.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err == nil {
+		err = db.writer.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&writerCache)
+	}
+	return pageSize, writerCache, err
+}
+
 // SetWALBounds changes the checkpointer's thresholds (checkpoint.go) for a
 // test.
 func (db *DB) SetWALBounds(soft, hard int64) {

@@ -83,7 +83,7 @@ func TestCompactShrinksFileAfterPurge(t *testing.T) {
 	if before.FreeBytes != 0 {
 		t.Errorf("%d free bytes left after Compact", before.FreeBytes)
 	}
-	if size > 400_000 { // 200 docs of ~1 KB; 2000 took over 1 MB
+	if size > 450_000 { // 200 docs of ~1 KB and the schema's pages (an empty store is 184 KB); 2000 took over 1 MB
 		t.Errorf("file is %d bytes after purging 90%% and compacting", size)
 	}
 	ran, err := db.CompactIfNeeded(bg, localdb.CompactPolicy{MinFreeBytes: 1})
