@@ -70,3 +70,18 @@ func (db *DB) CheckpointerStopped() bool {
 	}
 	return db.ckpt.conn.Ping() != nil
 }
+
+// SetFreshLimit makes every commit that leaves more than n rows in
+// mango_fresh merge them (index_fresh.go), for a test; it returns a
+// function restoring the limit.
+func SetFreshLimit(n int64) (restore func()) {
+	oldMin, oldFactor := freshMin, freshFactor
+	freshMin, freshFactor = n, 0
+	return func() { freshMin, freshFactor = oldMin, oldFactor }
+}
+
+// FreshRows is the number of rows in mango_fresh and in mango_entries.
+func (db *DB) FreshRows(ctx context.Context) (fresh, entries int64, err error) {
+	err = db.reads.conns.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM mango_fresh), (SELECT COUNT(*) FROM mango_entries)").Scan(&fresh, &entries)
+	return fresh, entries, err
+}

@@ -210,6 +210,9 @@ func (w *wtx) rebuildIndexes() error {
 	if _, err := w.exec("DELETE FROM mango_entries"); err != nil {
 		return err
 	}
+	if err := w.clearFresh(); err != nil {
+		return err
+	}
 	if _, err := w.exec("DELETE FROM mango_indexes"); err != nil {
 		return err
 	}
@@ -288,6 +291,9 @@ func (w *wtx) designChanged(id string, body []byte) error {
 		for _, ix := range old.list {
 			if ix.def.DDoc == id && next.find(id, ix.def.Name) == nil {
 				if _, err := w.exec("DELETE FROM mango_entries WHERE ix_id = ?", ix.id); err != nil {
+					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
+				}
+				if _, err := w.exec("DELETE FROM mango_fresh WHERE ix_id = ?", ix.id); err != nil {
 					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
 				}
 				if _, err := w.exec("DELETE FROM mango_indexes WHERE ix_id = ?", ix.id); err != nil {

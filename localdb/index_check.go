@@ -94,7 +94,7 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 				expect[string(key)] = d.revRow
 			}
 		}
-		erows, err := tx.QueryContext(ctx, "SELECT key, rev_row FROM mango_entries WHERE ix_id = ?", ixID)
+		erows, err := tx.QueryContext(ctx, "SELECT key, rev_row FROM mango_entries WHERE ix_id = ?1 UNION ALL SELECT key, rev_row FROM mango_fresh WHERE ix_id = ?1", ixID)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,8 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 		}
 	}
 	var orphans int
-	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM mango_entries e LEFT JOIN mango_indexes i ON i.ix_id = e.ix_id WHERE i.ix_id IS NULL").Scan(&orphans); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT ix_id FROM mango_entries UNION ALL SELECT ix_id FROM mango_fresh) e
+		LEFT JOIN mango_indexes i ON i.ix_id = e.ix_id WHERE i.ix_id IS NULL`).Scan(&orphans); err != nil {
 		return nil, err
 	}
 	if orphans > 0 {

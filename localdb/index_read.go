@@ -188,27 +188,25 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 	if gen != nil {
 		genCol = ", (" + qIndexGen[len("SELECT "):] + ")"
 	}
+	allDocs := s.DDoc == "" && s.Name == ""
 	keyCol := "e.key"
-	q := `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts` + genCol + ` FROM mango_entries e
-		JOIN revs b ON b.rev_row = e.rev_row WHERE e.ix_id = ?`
-	args := []any{ixID}
-	if s.DDoc == "" && s.Name == "" {
+	if allDocs {
 		keyCol = "d.id"
-		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts` + genCol + ` FROM docs d
-			JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner WHERE d.deleted = 0`
-		args = nil
 	}
+	var where string
+	var args []any
 	bound := func(op string, k []byte) {
 		if k == nil {
 			return
 		}
-		q += " AND " + keyCol + " " + op + " ?"
+		where += " AND " + keyCol + " " + op + " ?"
 		if ixID == 0 {
 			args = append(args, string(k)) // ids are TEXT, compared by bytes
 		} else {
 			args = append(args, k)
 		}
 	}
+	dir := ""
 	if s.Descending {
 		bound(">=", s.Start)
 		if inclusive {
@@ -216,7 +214,7 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 		} else {
 			bound("<", cursor)
 		}
-		q += " ORDER BY " + keyCol + " DESC LIMIT ?"
+		dir = " DESC"
 	} else {
 		if inclusive {
 			bound(">=", cursor)
@@ -224,8 +222,22 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 			bound(">", cursor)
 		}
 		bound("<", s.End)
-		q += " ORDER BY " + keyCol + " LIMIT ?"
 	}
+	var q string
+	if allDocs {
+		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts` + genCol + ` FROM docs d
+			JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner WHERE d.deleted = 0` + where + " ORDER BY d.id" + dir
+	} else {
+		// The entries are in two B-trees (see index_fresh.go): SQLite merges
+		// the two ranges in key order, each read along its index.
+		branch := func(table string) string {
+			return `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts` + genCol + ` FROM ` + table + ` e
+			JOIN revs b ON b.rev_row = e.rev_row WHERE e.ix_id = ?` + where
+		}
+		q = branch(tEntries) + " UNION ALL " + branch(tFresh) + " ORDER BY 1" + dir
+		args = append(append([]any{ixID}, args...), append([]any{ixID}, args...)...)
+	}
+	q += " LIMIT ?"
 	args = append(args, n)
 	stmt, err := r.shapeStmt(q)
 	if err != nil {

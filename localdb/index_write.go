@@ -60,13 +60,13 @@ func (w *wtx) reindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 		}
 		if ok && prev != nil && bytes.Equal(key, prev) {
 			// The entry stays; it names the new winner's row.
-			if _, err := w.exec(qMoveEntry, row, ix.id, prev); err != nil {
+			if err := w.entryExec(qMoveEntry, qMoveFresh, row, ix.id, prev); err != nil {
 				return fmt.Errorf("reindex %q: %w", st.id, err)
 			}
 			continue
 		}
 		if prev != nil {
-			if _, err := w.exec(qDeleteEntry, ix.id, prev); err != nil {
+			if err := w.entryExec(qDeleteEntry, qDeleteFresh, ix.id, prev); err != nil {
 				return fmt.Errorf("unindex %q: %w", st.id, err)
 			}
 		}
@@ -113,11 +113,29 @@ func (w *wtx) unindex(st *docState, oldWin string, oldLive bool, wn revtree.Node
 }
 
 const (
-	// qDeleteEntry deletes one index entry.
+	// qDeleteEntry and qDeleteFresh delete one index entry.
 	qDeleteEntry = "DELETE FROM mango_entries WHERE ix_id = ? AND key = ?"
-	// qMoveEntry points an entry at its document's new winner.
+	qDeleteFresh = "DELETE FROM mango_fresh WHERE ix_id = ? AND key = ?"
+	// qMoveEntry and qMoveFresh point an entry at its document's new
+	// winner.
 	qMoveEntry = "UPDATE mango_entries SET rev_row = ? WHERE ix_id = ? AND key = ?"
+	qMoveFresh = "UPDATE mango_fresh SET rev_row = ? WHERE ix_id = ? AND key = ?"
 )
+
+// entryExec runs main, the statement on an entry of mango_entries, and
+// fresh, the same on mango_fresh, when main found no row: an entry is in
+// one of the two (see index_fresh.go).
+func (w *wtx) entryExec(main, fresh string, args ...any) error {
+	res, err := w.exec(main, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n > 0 {
+		return err
+	}
+	_, err = w.exec(fresh, args...)
+	return err
+}
 
 // winnerBody returns the body of revision rev and its rev_row: from the
 // batch when it was stored by it, else read.

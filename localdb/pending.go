@@ -36,21 +36,25 @@ func insertRevsQuery(rows int) string {
 	return multiInsert("INSERT INTO revs (rev_row, doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
 }
 
-func insertEntriesQuery(rows int) string {
-	return multiInsert("INSERT OR IGNORE INTO mango_entries (ix_id, key, rev_row)", entryCols, rows, "")
+// insertEntriesQuery inserts rows index entries into table (mango_entries
+// or mango_fresh).
+func insertEntriesQuery(table string, rows int) string {
+	return multiInsert("INSERT OR IGNORE INTO "+table+" (ix_id, key, rev_row)", entryCols, rows, "")
 }
 
 var (
 	qInsertDocsChunk    = insertDocsQuery(pendingChunk)
 	qInsertRevsChunk    = insertRevsQuery(pendingChunk)
-	qInsertEntriesChunk = insertEntriesQuery(pendingChunk)
+	qInsertEntriesChunk = insertEntriesQuery(tEntries, pendingChunk)
+	qInsertFreshChunk   = insertEntriesQuery(tFresh, pendingChunk)
 )
 
 // pending holds buffered rows as flat argument lists.
 type pending struct {
 	docs    []any
 	revs    []any
-	entries []entryRow // mango_entries rows
+	entries []entryRow // mango_entries rows (index builds)
+	fresh   []entryRow // mango_fresh rows (documents' writes)
 }
 
 // entryRow is a buffered mango_entries row.
@@ -60,7 +64,9 @@ type entryRow struct {
 	revRow int64
 }
 
-func (p *pending) empty() bool { return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 }
+func (p *pending) empty() bool {
+	return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 && len(p.fresh) == 0
+}
 
 // rowCounter is the highest rowid of a table handed out in a transaction,
 // once read.
@@ -93,7 +99,7 @@ func (w *wtx) flush() error {
 	if w.pend.empty() {
 		return nil
 	}
-	docs, revs, entries := w.pend.docs, w.pend.revs, w.pend.entries
+	docs, revs, entries, fresh := w.pend.docs, w.pend.revs, w.pend.entries, w.pend.fresh
 	w.pend = pending{}
 	if err := w.flushRows(docs, docCols, qInsertDocsChunk, insertDocsQuery); err != nil {
 		return fmt.Errorf("insert docs: %w", err)
@@ -101,9 +107,13 @@ func (w *wtx) flush() error {
 	if err := w.flushRows(revs, revCols, qInsertRevsChunk, insertRevsQuery); err != nil {
 		return fmt.Errorf("insert revs: %w", err)
 	}
-	if err := w.flushEntries(entries); err != nil {
+	if err := w.flushEntries(tEntries, entries); err != nil {
 		return fmt.Errorf("insert index entries: %w", err)
 	}
+	if err := w.flushEntries(tFresh, fresh); err != nil {
+		return fmt.Errorf("insert index entries: %w", err)
+	}
+	w.freshRows += int64(len(fresh))
 	return nil
 }
 
@@ -134,20 +144,21 @@ func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int)
 	return nil
 }
 
-// addEntry buffers an index entry; key is copied.
+// addEntry buffers a document's new index entry (for mango_fresh); key is
+// copied.
 func (w *wtx) addEntry(ix int64, key []byte, revRow int64) {
 	if len(w.keyArena)+len(key) > cap(w.keyArena) {
 		w.keyArena = make([]byte, 0, max(64<<10, len(key)))
 	}
 	start := len(w.keyArena)
 	w.keyArena = append(w.keyArena, key...)
-	w.pend.entries = append(w.pend.entries, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
+	w.pend.fresh = append(w.pend.fresh, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
 }
 
-// flushEntries inserts buffered index entries, sorted by index then key:
-// a batch's entries then go along each index's B-tree, page after page,
-// rather than each to a random page.
-func (w *wtx) flushEntries(rows []entryRow) error {
+// flushEntries inserts buffered index entries into table, sorted by index
+// then key: a batch's entries then go along each index's B-tree, page after
+// page, rather than each to a random page.
+func (w *wtx) flushEntries(table string, rows []entryRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -161,12 +172,15 @@ func (w *wtx) flushEntries(rows []entryRow) error {
 	for len(rows) > 0 {
 		n := pendingChunk
 		q := qInsertEntriesChunk
+		if table == tFresh {
+			q = qInsertFreshChunk
+		}
 		if len(rows) < pendingChunk {
 			n = 1
 			for n*2 <= len(rows) {
 				n *= 2
 			}
-			q = insertEntriesQuery(n)
+			q = insertEntriesQuery(table, n)
 		}
 		s, err := w.bind(q)
 		if err != nil {

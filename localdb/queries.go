@@ -76,18 +76,26 @@ var writeQueries = []string{
 	qSavepoint,
 	qRollbackTo,
 	qRelease,
+	qDeleteEntry,
+	qDeleteFresh,
+	qMoveEntry,
+	qMoveFresh,
+	qAddFreshRows,
+	qMergeFresh,
+	qClearFresh,
+	qResetFreshRows,
 }
 
 func init() {
 	for _, n := range writeSizes {
 		if n <= pendingChunk {
-			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n), insertEntriesQuery(n))
+			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n), insertEntriesQuery(tEntries, n), insertEntriesQuery(tFresh, n))
 		}
 		if n <= preloadChunk {
 			writeQueries = append(writeQueries, preloadQuery(n))
 		}
 	}
-	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk, qInsertEntriesChunk)
+	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk, qInsertEntriesChunk, qInsertFreshChunk)
 }
 
 // The read pool's hot statements, prepared when the database opens (each

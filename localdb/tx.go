@@ -36,6 +36,8 @@ type wtx struct {
 	keyBuf    []byte
 	// keyArena holds the keys of buffered entries (see addEntry).
 	keyArena []byte
+	// freshRows counts the rows this transaction inserted into mango_fresh.
+	freshRows int64
 	// lazy lets replicated stubs the store lacks be recorded as missing
 	// (BulkDocsLazy).
 	lazy bool
@@ -75,6 +77,10 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return err
 	}
 	if err := w.flush(); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := w.noteFresh(); err != nil {
 		tx.Rollback()
 		return err
 	}
