@@ -25,7 +25,11 @@ package localdb
 // entries are buffered, sorted by index and key, and inserted with
 // multi-row INSERT OR IGNORE statements at the next flush (OR IGNORE: an
 // INSERT that could abort half way needs a statement journal, which copied
-// every index page it touched). A design document whose winner
+// every index page it touched). A document's new entries go to a second,
+// small B-tree (mango_fresh), merged into mango_entries in key order once
+// it has grown, and queries read both (index_fresh.go): a batch's entries
+// land all over a large index, and written there directly they dirtied
+// most of its pages at every commit. A design document whose winner
 // gains, changes or loses a query view (a local write or a replicated one)
 // creates, rebuilds or drops its indexes in the same transaction; creating
 // one reads every live document once. Open rebuilds every index when the
