@@ -176,40 +176,12 @@ func (c *canonicalizer) literal(dst []byte, lit string) ([]byte, bool) {
 // number copies a number's text (encoding/json keeps a json.Number's
 // text) after checking JSON's grammar.
 func (c *canonicalizer) number(dst []byte) ([]byte, bool) {
-	s, i := c.src, c.i
-	digits := func() bool {
-		j := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case !digits():
+	end, ok := validNumber(c.src, c.i)
+	if !ok {
 		return nil, false
 	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if !digits() {
-			return nil, false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return nil, false
-		}
-	}
-	dst = append(dst, s[c.i:i]...)
-	c.i = i
+	dst = append(dst, c.src[c.i:end]...)
+	c.i = end
 	return dst, true
 }
 
