@@ -16,9 +16,9 @@ import (
 // re-escaped without HTML escaping). Revision ids depend on every byte, so
 // canonicalFast, which handles the common bodies without building maps
 // (the map round trip was half of a local write's CPU), gives way to that
-// reference for anything it does not handle exactly: escapes in keys,
-// \u escapes, invalid UTF-8, deep nesting, syntax errors (whose messages
-// are the reference's). FuzzCanonicalBody checks that both agree.
+// reference for anything it does not handle exactly: escapes or non-ASCII
+// in keys, \u escapes, invalid UTF-8, deep nesting, syntax errors (whose
+// messages are the reference's). FuzzCanonicalBody checks that both agree.
 func CanonicalBody(body json.RawMessage) ([]byte, error) {
 	if out, ok := canonicalFast(body); ok {
 		return out, nil
