@@ -153,6 +153,24 @@ func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*Ind
 			return nil, err
 		}
 	}
+	// Untimed: both stores hold the same documents, and the indexes
+	// exactly what their definitions give.
+	var infos [2]*localdb.Info
+	for k, db := range stores {
+		if err := db.CheckInvariants(ctx); err != nil {
+			return nil, fmt.Errorf("%s store: %w", []string{"plain", "indexed"}[k], err)
+		}
+		info, err := db.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		infos[k] = info
+	}
+	// The indexed store also holds the indexes' design documents.
+	ddocs := int64(len(indexWriteIndexes))
+	if a, b := infos[0], infos[1]; a.DocCount+ddocs != b.DocCount || a.DocDelCount != b.DocDelCount || a.UpdateSeq+ddocs != b.UpdateSeq {
+		return nil, fmt.Errorf("the stores differ: plain %+v, indexed %+v", *infos[0], *infos[1])
+	}
 	r.PlainSeconds, r.IndexedSeconds = wall[0].Seconds(), wall[1].Seconds()
 	r.PlainCPUSeconds, r.IndexedCPUSeconds = cpu[0].Seconds(), cpu[1].Seconds()
 	r.Ratio = ratio(r.PlainSeconds, r.IndexedSeconds)
