@@ -255,16 +255,6 @@ func (c *canonicalizer) str(dst []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// plainByte marks the bytes a string holds and encoding/json writes as
-// they are: printable ASCII but for the quote and the backslash.
-var plainByte = func() (t [256]bool) {
-	for b := 0x20; b < 0x7f; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	t[0x7f] = true
-	return t
-}()
-
 // canonMember is an object member in canonicalizer.object's scratch: its key
 // (as in the source: keys with escapes go to the reference) and its
 // value's canonical form.
@@ -298,10 +288,8 @@ func (c *canonicalizer) object(dst []byte, depth int) ([]byte, bool) {
 			return nil, false
 		}
 		key := c.src[start : start+end]
-		for _, b := range key {
-			if b == '\\' || b < 0x20 || b >= utf8.RuneSelf {
-				return nil, false // escapes or non-ASCII keys: the reference
-			}
+		if !IsPlainString(key) {
+			return nil, false // escapes or non-ASCII keys: the reference
 		}
 		c.i = start + end + 1
 		c.skipSpace()

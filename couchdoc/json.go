@@ -119,6 +119,28 @@ func bodyMembers(body json.RawMessage) []byte {
 	return bytes.TrimSpace(b[1 : len(b)-1])
 }
 
+// plainByte marks the bytes a JSON string holds as they are and
+// encoding/json writes as they are (HTML escaping aside): printable ASCII
+// and DEL, but for the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for b := 0x20; b <= 0x7f; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
+
+// IsPlainString reports whether s holds only such bytes: "s" is then the
+// JSON string of s, and decodes to s. Ids, revs and member names nearly
+// always are, and need no encoder or decoder.
+func IsPlainString[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		if !plainByte[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
 // AppendJSONString appends s as encoding/json encodes it, with or without
 // its HTML escaping of <, > and & (json.Marshal escapes; CouchDB and the
 // changes feeds do not). Ids and revs are nearly always printable ASCII
@@ -126,7 +148,7 @@ func bodyMembers(body json.RawMessage) []byte {
 // goes through encoding/json (which also mends invalid UTF-8).
 func AppendJSONString(dst []byte, s string, escapeHTML bool) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || escapeHTML && (c == '<' || c == '>' || c == '&') {
+		if c := s[i]; !plainByte[c] || escapeHTML && (c == '<' || c == '>' || c == '&') {
 			var buf bytes.Buffer
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(escapeHTML)

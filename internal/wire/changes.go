@@ -298,16 +298,14 @@ func ReadContinuousChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage
 // escapes, exactly as encoding/json would; anything else goes to it.
 
 // plainJSONString returns the string raw encodes when raw is a JSON string
-// of printable ASCII without escapes.
+// without escapes or non-ASCII bytes (couchdoc.IsPlainString).
 func plainJSONString(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	for _, b := range body {
-		if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
-			return "", false
-		}
+	if !couchdoc.IsPlainString(body) {
+		return "", false
 	}
 	return string(body), true
 }
