@@ -200,7 +200,7 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 			return
 		}
 		where += " AND " + keyCol + " " + op + " ?"
-		if ixID == 0 {
+		if allDocs {
 			args = append(args, string(k)) // ids are TEXT, compared by bytes
 		} else {
 			args = append(args, k)
