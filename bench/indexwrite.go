@@ -7,13 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
-	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/procstat"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/query"
 )
@@ -107,7 +105,7 @@ func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*Ind
 				c := *d
 				docs[i] = &c
 			}
-			w0, t0, c0 := wcharSelf(), time.Now(), cpuSelf()
+			w0, t0, c0 := bytesWritten(), time.Now(), procstat.CPU()
 			var res []couchdoc.DocResult
 			var err error
 			// Labelled for profiles (BenchmarkIndexWrite -cpuprofile).
@@ -118,8 +116,8 @@ func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*Ind
 				return err
 			}
 			wall[k] += time.Since(t0)
-			cpu[k] += cpuSelf() - c0
-			wchar[k] += wcharSelf() - w0
+			cpu[k] += procstat.CPU() - c0
+			wchar[k] += bytesWritten() - w0
 			for _, x := range res {
 				if x.Error != "" {
 					return fmt.Errorf("doc %q: %s: %s", x.ID, x.Error, x.Reason)
@@ -182,29 +180,11 @@ func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*Ind
 	return r, nil
 }
 
-// cpuSelf is the CPU time (user and system) this process has used.
-func cpuSelf() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// wcharSelf is the bytes this process has passed to write calls
-// (/proc/self/io), 0 where Linux does not tell.
-func wcharSelf() int64 {
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	return 0
+// bytesWritten is the bytes this process has passed to write calls, 0 where
+// Linux does not tell.
+func bytesWritten() int64 {
+	n, _ := procstat.IO("wchar")
+	return n
 }
 
 // indexWriteTargets adds issue 15's write target: the lower of both modes.

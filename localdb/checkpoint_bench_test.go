@@ -4,18 +4,11 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"math/rand"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/procstat"
 )
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // pullBatch is a pull's batch: 260 replicated 1-KB documents, 3 of them
 // with a 200 KB attachment (the bench dataset's mix).
@@ -49,7 +42,7 @@ func BenchmarkWALCheckpoints(b *testing.B) {
 			rng := rand.New(rand.NewSource(1))
 			const n = 260
 			b.ResetTimer()
-			cpu0 := cpuTime()
+			cpu0 := procstat.CPU()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				docs := pullBatch(i*n, rng)
@@ -61,7 +54,7 @@ func BenchmarkWALCheckpoints(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "docs/s")
-			b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64((procstat.CPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

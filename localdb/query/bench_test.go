@@ -9,13 +9,12 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/procstat"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/query"
 )
@@ -190,27 +189,18 @@ func BenchmarkBulkDocsIndexRatio(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for k, db := range []*localdb.DB{plain, indexed} {
-			t0, c0 := time.Now(), cpuTime()
+			t0, c0 := time.Now(), procstat.CPU()
 			pprof.Do(bg, pprof.Labels("store", []string{"plain", "indexed"}[k]), func(context.Context) {
 				loadOrders(b, db, i*1000, 1000)
 			})
 			wall[k] += time.Since(t0)
-			cpu[k] += cpuTime() - c0
+			cpu[k] += procstat.CPU() - c0
 		}
 	}
 	b.ReportMetric(float64(wall[0])/float64(wall[1]), "ratio")
 	b.ReportMetric(float64(cpu[0])/float64(cpu[1]), "cpu-ratio")
 	b.ReportMetric(float64(b.N*1000)/wall[0].Seconds(), "docs/s-plain")
 	b.ReportMetric(float64(b.N*1000)/wall[1].Seconds(), "docs/s-3idx")
-}
-
-// cpuTime is the CPU time (user and system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkObserveLatency measures the time from a commit's return to the
@@ -249,15 +239,9 @@ func BenchmarkObserveLatency(b *testing.B) {
 // (/proc/self/io wchar): a measure of the store's write volume that the
 // machine's load does not skew.
 func bytesWritten(b *testing.B) int64 {
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		b.Skip("no /proc/self/io")
+	n, ok := procstat.IO("wchar")
+	if !ok {
+		b.Skip("no wchar in /proc/self/io")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "wchar: "); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	return 0
+	return n
 }

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/procstat"
 	"github.com/settee/settee/sync"
 )
 
@@ -67,16 +67,9 @@ func BenchmarkChangesConnBuffer(b *testing.B) {
 
 // readSyscalls is this process's read system calls so far.
 func readSyscalls(b *testing.B) int64 {
-	data, err := os.ReadFile("/proc/self/io")
-	if err != nil {
-		b.Skip("no /proc/self/io")
+	n, ok := procstat.IO("syscr")
+	if !ok {
+		b.Skip("no syscr in /proc/self/io")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			return n
-		}
-	}
-	b.Skip("no syscr in /proc/self/io")
-	return 0
+	return n
 }
