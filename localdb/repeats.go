@@ -23,8 +23,18 @@ type repeatedDoc struct {
 }
 
 // findRepeats returns the documents docs names more than once, none of
-// whose entries has attachments.
-func findRepeats(docs []*couchdoc.Doc) map[string]*repeatedDoc {
+// whose entries has attachments. states is preload's, one per document
+// named: a batch without repeats (nearly every one) is told by a count.
+func findRepeats(docs []*couchdoc.Doc, states map[string]*docState) map[string]*repeatedDoc {
+	named := 0
+	for _, d := range docs {
+		if d != nil && d.ID != "" && !couchdoc.IsLocalID(d.ID) {
+			named++
+		}
+	}
+	if named == len(states) {
+		return nil
+	}
 	var last map[string]int
 	var atts, reps map[string]bool
 	for i, d := range docs {

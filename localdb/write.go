@@ -96,7 +96,7 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 		}
 		var repeats map[string]*repeatedDoc
 		if !newEdits {
-			repeats = findRepeats(docs)
+			repeats = findRepeats(docs, states)
 		}
 		for i, doc := range docs {
 			if doc == nil {
