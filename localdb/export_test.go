@@ -85,3 +85,14 @@ func (db *DB) FreshRows(ctx context.Context) (fresh, entries int64, err error) {
 	err = db.reads.conns.QueryRowContext(ctx, "SELECT (SELECT COUNT(*) FROM mango_fresh), (SELECT COUNT(*) FROM mango_entries)").Scan(&fresh, &entries)
 	return fresh, entries, err
 }
+
+// CopyFreshToEntries copies every fresh entry into mango_entries naming
+// revision row 1, as a bug leaving a stale entry behind would, for a test
+// of the merge's fallback.
+func (db *DB) CopyFreshToEntries(ctx context.Context) (int64, error) {
+	res, err := db.writer.ExecContext(ctx, "INSERT INTO mango_entries (ix_id, key, rev_row) SELECT ix_id, key, 1 FROM mango_fresh")
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}

@@ -82,6 +82,8 @@ var writeQueries = []string{
 	qMoveFresh,
 	qAddFreshRows,
 	qMergeFresh,
+	qMergeReplace,
+	qCountFresh,
 	qClearFresh,
 	qResetFreshRows,
 }
