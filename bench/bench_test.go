@@ -118,11 +118,11 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("%s: implausible measure %+v", name, m)
 		}
 	}
-	if res.Pull.PullLimit == nil || res.Pull.PullLimit.Rows != res.Dataset.Live || res.Push.PushLimit == nil {
+	if res.Pull.PullLimit == nil || res.Pull.PullLimit.Rows != res.Dataset.Live || res.Pull.PullLimit.InsertCPUSeconds <= 0 || res.Push.PushLimit == nil {
 		t.Errorf("limits: pull %+v push %+v", res.Pull.PullLimit, res.Push.PushLimit)
 	}
 	r := res.Ratios
-	if r.PullVsPouchDBDocsPerSec <= 0 || r.PushVsPouchDBDocsPerSec <= 0 || r.PullTimeVsLimit <= 0 || r.PushTimeVsLimit <= 0 {
+	if r.PullVsPouchDBDocsPerSec <= 0 || r.PushVsPouchDBDocsPerSec <= 0 || r.PullTimeVsLimit <= 0 || r.PushTimeVsLimit <= 0 || r.PullCPUVsInsertCPU <= 0 {
 		t.Errorf("ratios not computed: %+v", r)
 	}
 	if res.Incremental == nil || res.Incremental.Settee == nil || res.Incremental.Settee.DocsRead != int64(ds.ChangedCount()) {

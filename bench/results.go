@@ -127,7 +127,11 @@ type Ratios struct {
 	PullTimeVsLimit         float64 `json:"pull_time_vs_limit,omitempty"`
 	// PullTimeVsStreamLimit is against the higher of the limit's stream
 	// and insert (issue 18's definition); PullTimeVsLimit against their sum.
-	PullTimeVsStreamLimit   float64 `json:"pull_time_vs_stream_limit,omitempty"`
+	PullTimeVsStreamLimit float64 `json:"pull_time_vs_stream_limit,omitempty"`
+	// PullCPUVsInsertCPU is the pulling process's CPU over the limit's
+	// plain SQLite insert's: how much more than storing the bytes a pull
+	// costs the device.
+	PullCPUVsInsertCPU      float64 `json:"pull_cpu_vs_insert_cpu,omitempty"`
 	PushVsPouchDBDocsPerSec float64 `json:"push_vs_pouchdb_docs_per_sec,omitempty"`
 	PushTimeVsLimit         float64 `json:"push_time_vs_limit,omitempty"`
 	PullRSSVsPouchDB        float64 `json:"pull_rss_vs_pouchdb,omitempty"`
@@ -176,6 +180,7 @@ func (r *Results) computeRatios() {
 			// sum.
 			r.Ratios.PullTimeVsStreamLimit = ratio(p.Settee.Seconds, l.higherBound())
 			r.addTarget("pull time vs stream limit (higher of stream, insert)", "<= 1.15x", r.Ratios.PullTimeVsStreamLimit, "x", r.Ratios.PullTimeVsStreamLimit <= 1.15)
+			r.Ratios.PullCPUVsInsertCPU = ratio(p.Settee.CPUSeconds, l.InsertCPUSeconds)
 		}
 		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
 			// Battery (issue 18): the pulling process's CPU per 100,000
