@@ -21,7 +21,7 @@ func BenchmarkIndexWrite(b *testing.B) {
 	}
 	for _, mode := range []string{"replicated", "app"} {
 		b.Run(mode, func(b *testing.B) {
-			var plain, indexed, cpuPlain, cpuIndexed float64
+			var plain, indexed, cpuPlain, cpuIndexed, floor float64
 			for range b.N {
 				r, err := indexWrite(context.Background(), b.TempDir(), &Dataset{Seed: 1, Docs: n}, mode)
 				if err != nil {
@@ -31,7 +31,9 @@ func BenchmarkIndexWrite(b *testing.B) {
 				indexed += r.IndexedSeconds
 				cpuPlain += r.PlainCPUSeconds
 				cpuIndexed += r.IndexedCPUSeconds
+				floor += r.FloorSeconds
 			}
+			b.ReportMetric(plain/(plain+floor), "best-ratio")
 			b.ReportMetric(plain/indexed, "ratio")
 			b.ReportMetric(cpuPlain/cpuIndexed, "cpu-ratio")
 			b.ReportMetric(float64(b.N*n)/plain, "docs/s-plain")
@@ -52,7 +54,7 @@ func TestIndexWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Docs != want || r.PlainSeconds <= 0 || r.IndexedSeconds <= 0 || r.Ratio <= 0 {
+	if r.Docs != want || r.PlainSeconds <= 0 || r.IndexedSeconds <= 0 || r.Ratio <= 0 || r.FloorSeconds <= 0 || r.BestRatio <= 0 || r.BestRatio >= 1 {
 		t.Fatalf("run %+v, want %d revisions", r, want)
 	}
 }
