@@ -76,7 +76,7 @@ func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (
 		}
 		for i := 0; i*chunkSize < len(a.Data) || i == 0; i++ {
 			end := min((i+1)*chunkSize, len(a.Data))
-			if _, err := w.exec(qInsertChunk, d, i, a.Data[i*chunkSize:end]); err != nil {
+			if err := w.insertChunk(d, int64(i), a.Data[i*chunkSize:end]); err != nil {
 				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
 			}
 		}
@@ -272,8 +272,12 @@ func (r *attReader) next() error {
 		return nil
 	}
 	var raw sql.RawBytes
-	if err := rows.Scan(&raw); err != nil {
+	var crc sql.NullInt64
+	if err := rows.Scan(&raw, &crc); err != nil {
 		return fmt.Errorf("read attachment chunk: %w", err)
+	}
+	if err := checkChunk(r.digest, int64(r.idx), raw, crc); err != nil {
+		return err
 	}
 	if r.store == nil && len(raw) <= chunkSize {
 		r.store = chunkBufs.Get().(*[]byte)
@@ -294,6 +298,16 @@ var chunkBufs = gosync.Pool{New: func() any {
 	b := make([]byte, 0, chunkSize)
 	return &b
 }}
+
+// VerifiesContent reports whether every chunk of the content has a
+// checksum, which Read checks (couchdoc.SelfVerifying): the content was
+// checked against its digest when it was stored, so a writer of the body
+// need not sum its md5 again.
+func (r *attReader) VerifiesContent() bool {
+	var unchecked bool
+	err := r.db.reads.stmts[rNoCRC].QueryRowContext(r.ctx, r.digest).Scan(&unchecked)
+	return err == nil && !unchecked
+}
 
 func (r *attReader) Close() error {
 	r.closed = true
@@ -319,9 +333,13 @@ func (r *rtx) readAllContent(digest string) ([]byte, error) {
 	}
 	defer rows.Close()
 	var out []byte
-	for rows.Next() {
+	for idx := int64(0); rows.Next(); idx++ {
 		var b []byte
-		if err := rows.Scan(&b); err != nil {
+		var crc sql.NullInt64
+		if err := rows.Scan(&b, &crc); err != nil {
+			return nil, err
+		}
+		if err := checkChunk(digest, idx, b, crc); err != nil {
 			return nil, err
 		}
 		out = append(out, b...)

@@ -96,3 +96,22 @@ func (db *DB) CopyFreshToEntries(ctx context.Context) (int64, error) {
 	}
 	return res.RowsAffected()
 }
+
+// DamageChunk flips one bit of chunk idx of the content stored under
+// digest, as a damaged disk would, for a test of the chunk checksums.
+func (db *DB) DamageChunk(ctx context.Context, digest string, idx int) error {
+	var data []byte
+	if err := db.writer.QueryRowContext(ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", digest, idx).Scan(&data); err != nil {
+		return fmt.Errorf("chunk %d of %s: %w", idx, digest, err)
+	}
+	data[len(data)/2] ^= 1
+	_, err := db.writer.ExecContext(ctx, "UPDATE att_chunks SET data = ? WHERE digest = ? AND idx = ?", data, digest, idx)
+	return err
+}
+
+// DropChunkCRCs removes every chunk's checksum, as in a store written
+// before schema 9.
+func (db *DB) DropChunkCRCs(ctx context.Context) error {
+	_, err := db.writer.ExecContext(ctx, "UPDATE att_chunks SET crc = NULL")
+	return err
+}

@@ -134,6 +134,9 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if bad > 0 {
 			errs = append(errs, fmt.Errorf("%d attachment contents do not match their length", bad))
 		}
+		if err := checkChunks(ctx, tx); err != nil {
+			errs = append(errs, err)
+		}
 		// A kept download (partial.go) has its bytes, whole chunks.
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_partial p
 			WHERE p.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = p.key), 0)`).Scan(&bad)

@@ -201,7 +201,7 @@ func (db *DB) savePartial(ctx context.Context, p *partial, data []byte) error {
 	err = db.update(ctx, func(w *wtx) error {
 		idx := p.length / chunkSize
 		for off := 0; off < len(data); off += chunkSize {
-			if _, err := w.exec(qInsertChunk, p.key, idx, data[off:min(off+chunkSize, len(data))]); err != nil {
+			if err := w.insertChunk(p.key, idx, data[off:min(off+chunkSize, len(data))]); err != nil {
 				return fmt.Errorf("store attachment: %w", err)
 			}
 			idx++

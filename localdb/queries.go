@@ -11,12 +11,12 @@ const (
 	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
 	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
 	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ? AND present = 1"
-	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, ?, ?)"
+	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, ?, ?, ?)"
 	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?) ON CONFLICT (digest) DO UPDATE SET present = 1"
 	qHoldContent      = "UPDATE rev_atts SET missing = 0 WHERE digest = ? AND missing = 1"
 	qInsertAbsent     = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
 	qInsertDoc        = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
-	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data) VALUES (?, 0, x'')"
+	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, 0, x'', 0)"
 	qInsertRev        = "INSERT INTO revs (rev_row, doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
@@ -107,8 +107,9 @@ const (
 	rBody    = "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?"
 	rRevAtts = `SELECT a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
 		FROM rev_atts a JOIN att_content c ON c.digest = a.digest WHERE a.rev_row = ?`
-	rContent = "SELECT data FROM att_chunks WHERE digest = ? ORDER BY idx"
-	rChunk   = "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?"
+	rContent = "SELECT data, crc FROM att_chunks WHERE digest = ? ORDER BY idx"
+	rChunk   = "SELECT data, crc FROM att_chunks WHERE digest = ? AND idx = ?"
+	rNoCRC   = "SELECT EXISTS (SELECT 1 FROM att_chunks WHERE digest = ? AND crc IS NULL)"
 )
 
 // rLoadRows reads the rows of up to loadChunk documents (OpenRevsBatch);
@@ -120,4 +121,4 @@ var rLoadRows = "SELECT id, doc_id, seq, tree FROM docs WHERE id IN (?" + string
 var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", loadChunk-1) + ") " +
 	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
 
-var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, qIndexGen}
+var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rNoCRC, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, qIndexGen}

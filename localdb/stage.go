@@ -82,7 +82,7 @@ func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedCont
 			s.length += int64(k)
 			err := db.update(ctx, func(w *wtx) error {
 				for off := 0; off < k; off += chunkSize {
-					if _, err := w.exec(qInsertChunk, s.key, idx, buf[off:min(off+chunkSize, k)]); err != nil {
+					if err := w.insertChunk(s.key, int64(idx), buf[off:min(off+chunkSize, k)]); err != nil {
 						return fmt.Errorf("store attachment %q: %w", a.Name, err)
 					}
 					idx++
