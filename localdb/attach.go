@@ -80,7 +80,7 @@ func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (
 				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
 			}
 		}
-		return d, int64(len(a.Data)), w.insertContent(d, int64(len(a.Data)))
+		return d, int64(len(a.Data)), w.insertContent(d, int64(len(a.Data)), "")
 	}
 	s := w.staged[a]
 	if s == nil {
@@ -89,11 +89,15 @@ func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (
 	return w.useStaged(a, s, wantLen, strict)
 }
 
-// insertContent records content whose chunks were just stored; content
-// known until now only by its digest (lazy attachments) becomes present
-// for every attachment naming it.
-func (w *wtx) insertContent(digest string, length int64) error {
-	if _, err := w.exec(qInsertContent, digest, length); err != nil {
+// insertContent records content whose chunks were just stored, under key
+// ("": under its digest); content known until now only by its digest (lazy
+// attachments) becomes present for every attachment naming it.
+func (w *wtx) insertContent(digest string, length int64, key string) error {
+	var chunks any
+	if key != "" && key != digest {
+		chunks = key
+	}
+	if _, err := w.exec(qInsertContent, digest, length, chunks); err != nil {
 		return err
 	}
 	_, err := w.exec(qHoldContent, digest)

@@ -95,7 +95,7 @@ func (db *DB) Compact(ctx context.Context) error {
 		// Chunks of no content, except those of uploads in flight (taken
 		// while holding the writer, so no staged chunk can slip in) and of
 		// kept downloads.
-		q := "DELETE FROM att_chunks WHERE digest NOT IN (SELECT digest FROM att_content) AND digest NOT IN (SELECT key FROM att_partial)"
+		q := "DELETE FROM att_chunks WHERE digest NOT IN (SELECT COALESCE(chunks, digest) FROM att_content) AND digest NOT IN (SELECT key FROM att_partial)"
 		keys := db.stagingKeys()
 		if len(keys) > 0 {
 			q += " AND digest NOT IN (?" + strings.Repeat(", ?", len(keys)-1) + ")"

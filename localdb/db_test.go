@@ -188,7 +188,7 @@ func TestMigrateFromV1(t *testing.T) {
 	}
 	// Undo versions 8 (fresh entries), 6 (kept downloads), 5 (lazy
 	// attachments), 3 (purge, expiry) and 2 (counts).
-	if _, err := raw.Exec(`ALTER TABLE att_chunks DROP COLUMN crc; DROP TABLE mango_fresh; DELETE FROM meta WHERE key = 'mango_fresh_rows'; DROP TABLE att_partial; DROP TRIGGER att_bytes_update; DROP TRIGGER att_bytes_insert; DROP TRIGGER att_bytes_delete; ALTER TABLE att_content DROP COLUMN present;
+	if _, err := raw.Exec(`ALTER TABLE att_chunks DROP COLUMN crc; DROP INDEX att_content_chunks; ALTER TABLE att_content DROP COLUMN chunks; DROP TABLE mango_fresh; DELETE FROM meta WHERE key = 'mango_fresh_rows'; DROP TABLE att_partial; DROP TRIGGER att_bytes_update; DROP TRIGGER att_bytes_insert; DROP TRIGGER att_bytes_delete; ALTER TABLE att_content DROP COLUMN present;
 		ALTER TABLE rev_atts DROP COLUMN missing; ALTER TABLE rev_atts DROP COLUMN encoding;
 		DROP TABLE purged_infos; DROP TABLE expirations;
 		DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor', 'external_bytes');

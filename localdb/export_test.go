@@ -101,11 +101,15 @@ func (db *DB) CopyFreshToEntries(ctx context.Context) (int64, error) {
 // digest, as a damaged disk would, for a test of the chunk checksums.
 func (db *DB) DamageChunk(ctx context.Context, digest string, idx int) error {
 	var data []byte
-	if err := db.writer.QueryRowContext(ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", digest, idx).Scan(&data); err != nil {
+	var key string
+	if err := db.writer.QueryRowContext(ctx, "SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?", digest).Scan(&key); err != nil {
+		return fmt.Errorf("content %s: %w", digest, err)
+	}
+	if err := db.writer.QueryRowContext(ctx, "SELECT data FROM att_chunks WHERE digest = ? AND idx = ?", key, idx).Scan(&data); err != nil {
 		return fmt.Errorf("chunk %d of %s: %w", idx, digest, err)
 	}
 	data[len(data)/2] ^= 1
-	_, err := db.writer.ExecContext(ctx, "UPDATE att_chunks SET data = ? WHERE digest = ? AND idx = ?", data, digest, idx)
+	_, err := db.writer.ExecContext(ctx, "UPDATE att_chunks SET data = ? WHERE digest = ? AND idx = ?", data, key, idx)
 	return err
 }
 
@@ -114,4 +118,38 @@ func (db *DB) DamageChunk(ctx context.Context, digest string, idx int) error {
 func (db *DB) DropChunkCRCs(ctx context.Context) error {
 	_, err := db.writer.ExecContext(ctx, "UPDATE att_chunks SET crc = NULL")
 	return err
+}
+
+// ChunkKeys lists the keys attachment chunks are stored under, with the
+// count of chunks under each, and the content that names each key
+// (att_content.chunks).
+func (db *DB) ChunkKeys(ctx context.Context) (chunks map[string]int, named map[string]string, err error) {
+	chunks, named = map[string]int{}, map[string]string{}
+	rows, err := db.writer.QueryContext(ctx, "SELECT digest, COUNT(*) FROM att_chunks GROUP BY digest")
+	if err != nil {
+		return nil, nil, err
+	}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		chunks[k] = n
+	}
+	rows.Close()
+	rows, err = db.writer.QueryContext(ctx, "SELECT digest, chunks FROM att_content WHERE chunks IS NOT NULL")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d, k string
+		if err := rows.Scan(&d, &k); err != nil {
+			return nil, nil, err
+		}
+		named[d] = k
+	}
+	return chunks, named, rows.Err()
 }

@@ -126,8 +126,8 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		// known to be missing (no bytes at all).
 		var bad int
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_content c
-			WHERE (c.present = 1 AND c.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = c.digest), -1))
-			OR (c.present = 0 AND EXISTS (SELECT 1 FROM att_chunks k WHERE k.digest = c.digest))`).Scan(&bad)
+			WHERE (c.present = 1 AND c.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = COALESCE(c.chunks, c.digest)), -1))
+			OR (c.present = 0 AND (c.chunks IS NOT NULL OR EXISTS (SELECT 1 FROM att_chunks k WHERE k.digest = c.digest)))`).Scan(&bad)
 		if err != nil {
 			return err
 		}

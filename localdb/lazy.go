@@ -219,10 +219,10 @@ func (db *DB) EvictAttachment(ctx context.Context, id, name string) error {
 		if held > 0 {
 			return nil
 		}
-		if _, err := w.exec(qDeleteChunks, digest); err != nil {
+		if _, err := w.exec(qDeleteContentChunks, digest); err != nil {
 			return err
 		}
-		_, err = w.tx.ExecContext(ctx, "UPDATE att_content SET present = 0 WHERE digest = ?", digest)
+		_, err = w.tx.ExecContext(ctx, "UPDATE att_content SET present = 0, chunks = NULL WHERE digest = ?", digest)
 		return err
 	})
 }

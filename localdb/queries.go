@@ -6,25 +6,29 @@ import "strings"
 // writer has a single connection, so nothing can be prepared while a write
 // transaction holds it).
 const (
-	qAddCount         = "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?"
-	qDeleteChunks     = "DELETE FROM att_chunks WHERE digest = ?"
-	qDeleteLocal      = "DELETE FROM local_docs WHERE id = ?"
-	qDeleteRev        = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
-	qHaveContent      = "SELECT 1 FROM att_content WHERE digest = ? AND present = 1"
-	qInsertChunk      = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, ?, ?, ?)"
-	qInsertContent    = "INSERT INTO att_content (digest, length) VALUES (?, ?) ON CONFLICT (digest) DO UPDATE SET present = 1"
-	qHoldContent      = "UPDATE rev_atts SET missing = 0 WHERE digest = ? AND missing = 1"
-	qInsertAbsent     = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
-	qInsertDoc        = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
-	qInsertEmptyChunk = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, 0, x'', 0)"
-	qInsertRev        = "INSERT INTO revs (rev_row, doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
-	qInsertRevAtt     = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-	qLocalRev         = "SELECT rev FROM local_docs WHERE id = ?"
-	qRenameChunks     = "UPDATE att_chunks SET digest = ? WHERE digest = ?"
-	qSetRevsLimit     = "UPDATE meta SET value=? WHERE key='revs_limit'"
-	qUpdateDoc        = "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ? WHERE doc_id = ?"
-	qUpsertLocal      = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
-	qRevAtts          = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
+	qAddCount = "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?"
+	// qDeleteChunks deletes the chunks stored under a staging or download
+	// key, unless content kept them (att_content.chunks, stage.go).
+	qDeleteChunks = "DELETE FROM att_chunks WHERE digest = ?1 AND NOT EXISTS (SELECT 1 FROM att_content WHERE chunks = ?1)"
+	// qDeleteContentChunks deletes the chunks of content digest.
+	qDeleteContentChunks = "DELETE FROM att_chunks WHERE digest = (SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?)"
+	qDeleteLocal         = "DELETE FROM local_docs WHERE id = ?"
+	qDeleteRev           = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
+	qHaveContent         = "SELECT 1 FROM att_content WHERE digest = ? AND present = 1"
+	qInsertChunk         = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, ?, ?, ?)"
+	qInsertContent       = "INSERT INTO att_content (digest, length, chunks) VALUES (?, ?, ?) ON CONFLICT (digest) DO UPDATE SET present = 1, chunks = excluded.chunks"
+	qHoldContent         = "UPDATE rev_atts SET missing = 0 WHERE digest = ? AND missing = 1"
+	qInsertAbsent        = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
+	qInsertDoc           = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
+	qInsertEmptyChunk    = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, 0, x'', 0)"
+	qInsertRev           = "INSERT INTO revs (rev_row, doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+	qInsertRevAtt        = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+	qLocalRev            = "SELECT rev FROM local_docs WHERE id = ?"
+	qCountChunks         = "SELECT COUNT(*) FROM att_chunks WHERE digest = ?"
+	qSetRevsLimit        = "UPDATE meta SET value=? WHERE key='revs_limit'"
+	qUpdateDoc           = "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ? WHERE doc_id = ?"
+	qUpsertLocal         = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
+	qRevAtts             = `SELECT r.rev, a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
 		FROM revs r JOIN rev_atts a ON a.rev_row = r.rev_row JOIN att_content c ON c.digest = a.digest WHERE r.doc_id = ?`
 	qMaxSeq     = sqlUpdateSeq
 	qMaxDocID   = "SELECT COALESCE(MAX(doc_id), 0) FROM docs"
@@ -65,7 +69,8 @@ var writeQueries = []string{
 	qInsertRev,
 	qInsertRevAtt,
 	qLocalRev,
-	qRenameChunks,
+	qCountChunks,
+	qDeleteContentChunks,
 	qSetRevsLimit,
 	qUpdateDoc,
 	qUpsertLocal,
@@ -107,9 +112,12 @@ const (
 	rBody    = "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?"
 	rRevAtts = `SELECT a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
 		FROM rev_atts a JOIN att_content c ON c.digest = a.digest WHERE a.rev_row = ?`
-	rContent = "SELECT data, crc FROM att_chunks WHERE digest = ? ORDER BY idx"
-	rChunk   = "SELECT data, crc FROM att_chunks WHERE digest = ? AND idx = ?"
-	rNoCRC   = "SELECT EXISTS (SELECT 1 FROM att_chunks WHERE digest = ? AND crc IS NULL)"
+	// The chunks of content digest are stored under its digest or under
+	// the key it names (att_content.chunks).
+	chunksOf = "(SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?1)"
+	rContent = "SELECT data, crc FROM att_chunks WHERE digest = " + chunksOf + " ORDER BY idx"
+	rChunk   = "SELECT data, crc FROM att_chunks WHERE digest = " + chunksOf + " AND idx = ?2"
+	rNoCRC   = "SELECT EXISTS (SELECT 1 FROM att_chunks WHERE digest = " + chunksOf + " AND crc IS NULL)"
 )
 
 // rLoadRows reads the rows of up to loadChunk documents (OpenRevsBatch);

@@ -3,7 +3,6 @@ package localdb
 import (
 	"context"
 	"crypto/md5"
-	"database/sql"
 	"fmt"
 	"hash"
 	"io"
@@ -156,13 +155,14 @@ func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64,
 	if err != nil || ok {
 		return s.digest, s.length, err // the staged copy is dropped by unstage
 	}
+	key := s.key
 	if s.length == 0 {
 		_, err = w.exec(qInsertEmptyChunk, s.digest)
+		key = ""
 	} else {
-		var res sql.Result
-		if res, err = w.exec(qRenameChunks, s.digest, s.key); err == nil {
-			// Every staged chunk must still be there.
-			n, _ := res.RowsAffected()
+		// Every staged chunk must still be there.
+		var n int64
+		if err = w.queryRow(qCountChunks, s.key).Scan(&n); err == nil {
 			if want := (s.length + chunkSize - 1) / chunkSize; n != want {
 				err = fmt.Errorf("localdb: attachment %q: %d of %d staged chunks found", a.Name, n, want)
 			}
@@ -171,5 +171,5 @@ func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64,
 	if err != nil {
 		return "", 0, err
 	}
-	return s.digest, s.length, w.insertContent(s.digest, s.length)
+	return s.digest, s.length, w.insertContent(s.digest, s.length, key)
 }

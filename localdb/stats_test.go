@@ -105,7 +105,7 @@ func TestOldFileGetsAutoVacuum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{"PRAGMA auto_vacuum = NONE", "VACUUM", "ALTER TABLE att_chunks DROP COLUMN crc", "DROP TABLE mango_fresh", "DELETE FROM meta WHERE key = 'mango_fresh_rows'", "DROP TABLE att_partial", "DROP TRIGGER att_bytes_update", "DROP TRIGGER att_bytes_insert", "DROP TRIGGER att_bytes_delete", "ALTER TABLE att_content DROP COLUMN present",
+	for _, q := range []string{"PRAGMA auto_vacuum = NONE", "VACUUM", "ALTER TABLE att_chunks DROP COLUMN crc", "DROP INDEX att_content_chunks", "ALTER TABLE att_content DROP COLUMN chunks", "DROP TABLE mango_fresh", "DELETE FROM meta WHERE key = 'mango_fresh_rows'", "DROP TABLE att_partial", "DROP TRIGGER att_bytes_update", "DROP TRIGGER att_bytes_insert", "DROP TRIGGER att_bytes_delete", "ALTER TABLE att_content DROP COLUMN present",
 		"ALTER TABLE rev_atts DROP COLUMN missing", "ALTER TABLE rev_atts DROP COLUMN encoding", "DROP TABLE purged_infos", "DROP TABLE expirations",
 		"DELETE FROM meta WHERE key IN ('purge_seq', 'purged_infos_limit', 'seq_floor', 'external_bytes')",
 		"DROP TRIGGER revs_bytes_insert", "DROP TRIGGER revs_bytes_delete", "PRAGMA user_version = 2"} {
