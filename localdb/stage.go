@@ -14,10 +14,13 @@ import (
 // before their document's transaction, in small transactions of their own
 // under a temporary key: a slow upload then never holds the single writer
 // for long. The document's transaction checks the digest and length and
-// renames the chunks to the digest (or drops them when that content is
-// already stored). Whatever is left under a temporary key afterwards (a
-// refused document, a failed batch) is deleted; a crash leaves chunks that
-// Compact removes.
+// records the content with the key its chunks are under (att_content.chunks)
+// or, when that content is already stored, leaves them to be dropped.
+// Renaming the chunks to the digest instead made SQLite rewrite every byte,
+// inside the document's savepoint, whose statement journal held a copy of
+// each page in memory. Whatever is left under a temporary key afterwards
+// and not kept by content (a refused document, a failed batch) is deleted;
+// a crash leaves chunks that Compact removes.
 
 // stageChunks is how many chunks one staging transaction writes: the
 // memory a streamed body costs.
@@ -113,8 +116,8 @@ func (db *DB) stageOne(ctx context.Context, a *couchdoc.Attachment) (*stagedCont
 // to its end (see couchdoc.Attachment.DataDigest).
 type dataDigester interface{ SetsDataDigest() bool }
 
-// unstage deletes whatever is still stored under the staged keys (content
-// renamed to its digest is not).
+// unstage deletes whatever is still stored under the staged keys, except
+// the chunks that content kept.
 func (db *DB) unstage(ctx context.Context, staged map[*couchdoc.Attachment]*stagedContent) {
 	if len(staged) == 0 {
 		return
