@@ -11,7 +11,7 @@ import (
 
 // Chunk checksums.
 //
-// Content is stored under its md5 digest only once its bytes were checked
+// Content is recorded under its md5 digest only once its bytes were checked
 // against it (writeContent, useStaged, the end of a partial download), and
 // every chunk keeps the CRC-32C of its bytes (schema 9). A reader checks
 // each chunk against its CRC as it reads it, so bytes changed on disk
@@ -19,7 +19,7 @@ import (
 // whole content: CRC-32C runs in hardware on amd64 and arm64, the md5
 // that package wire computed over every attachment body it sent was an
 // eighth of settee serve's CPU in a pull with attachments. Chunks stored
-// before schema 9 have no CRC: their readers say so (verifiesContent), and
+// before schema 9 have no CRC: their readers say so (VerifiesContent), and
 // package wire sums their md5 as before.
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
