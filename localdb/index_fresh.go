@@ -47,7 +47,7 @@ const (
 	// NULL columns without defaults fall back to ABORT) SQLite copies
 	// every page the statement touches into a statement journal first, to
 	// undo a failure halfway: 16% of a merge's CPU. No row is in both
-	// tables (see above), so none is ignored; noteFresh checks the count
+	// tables (see above), so none is ignored; mergeFresh checks the count
 	// and falls back to qMergeReplace were one ever left behind.
 	qMergeFresh = "INSERT OR IGNORE INTO mango_entries (ix_id, key, rev_row) SELECT ix_id, key, rev_row FROM mango_fresh ORDER BY ix_id, key"
 	// qMergeReplace is the merge where the fresh row wins, as the newer.
