@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"math/rand"
 	"strings"
 	"testing"
 
@@ -21,8 +20,7 @@ import (
 // damaged chunks.
 func TestChunkChecksums(t *testing.T) {
 	db := open(t)
-	big := make([]byte, 600<<10) // three chunks
-	rand.New(rand.NewSource(2)).Read(big)
+	big := randomBytes(2*chunk+chunk/2, 2) // three chunks
 	small := []byte("a small attachment, read whole")
 	if _, err := db.Put(bg, &couchdoc.Doc{ID: "a", Attachments: map[string]*couchdoc.Attachment{
 		"big":   {ContentType: "application/octet-stream", Data: big},
