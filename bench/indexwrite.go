@@ -180,6 +180,13 @@ func indexWrite(ctx context.Context, dir string, ds *Dataset, mode string) (*Ind
 	if a, b := infos[0], infos[1]; a.DocCount+ddocs != b.DocCount || a.DocDelCount != b.DocDelCount || a.UpdateSeq+ddocs != b.UpdateSeq {
 		return nil, fmt.Errorf("the stores differ: plain %+v, indexed %+v", *infos[0], *infos[1])
 	}
+	// Closed first, so that no checkpoint of theirs runs during the
+	// floor's timing (its CPU is the process's).
+	for _, db := range stores {
+		if err := db.Close(); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if r.FloorSeconds, r.FloorCPUSeconds, err = indexFloor(ctx, filepath.Join(dir, "indexed.db"), dir, docBatch); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
