@@ -187,12 +187,7 @@ func TestStagedChunksStay(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		_, rc, err := db.OpenAttachment(bg, "s", "", "blob")
-		if err != nil {
-			t.Fatalf("%s: %v", when, err)
-		}
-		got, err := io.ReadAll(rc)
-		rc.Close()
+		got, err := readAtt(t, db, "s", "blob")
 		if err != nil || !bytes.Equal(got, big) {
 			t.Fatalf("%s: read %d bytes, %v", when, len(got), err)
 		}
