@@ -304,7 +304,7 @@ var chunkBufs = gosync.Pool{New: func() any {
 }}
 
 // VerifiesContent reports whether every chunk of the content has a
-// checksum, which Read checks (couchdoc.SelfVerifying): the content was
+// checksum, which Read checks (package wire asks for it): the content was
 // checked against its digest when it was stored, so a writer of the body
 // need not sum its md5 again.
 func (r *attReader) VerifiesContent() bool {
