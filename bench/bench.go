@@ -157,6 +157,9 @@ func (b *bench) phases(ctx context.Context) error {
 				b.res.Pull.PullLimit = l
 			}
 		}
+		if cfg.Contenders["nostore"] {
+			b.res.Pull.NoStore = b.settee(ctx, "pull", n, "pull-nostore.pprof", "--remote", b.src, "--no-store")
+		}
 		if cfg.Contenders["settee"] {
 			_ = os.Remove(b.setteeDB)
 			b.res.Pull.Settee = b.settee(ctx, "pull", n, "pull.pprof")

@@ -68,7 +68,8 @@ func runHarness(t *testing.T, timeout time.Duration, args ...string) *harnessRun
 // pulled store.
 func TestSmoke(t *testing.T) {
 	h := runHarness(t, 5*time.Minute, "-docs", "200", "-seed", "7", "-keep",
-		"-phases", "pull,push,noop,incremental,find", "-find-queries", "20")
+		"-phases", "pull,push,noop,incremental,find", "-find-queries", "20",
+		"-contenders", "settee,pouchdb,limit,nostore")
 	res, work := h.res, h.work
 	ctx := context.Background()
 	if len(res.Errors) > 0 {
@@ -117,6 +118,14 @@ func TestSmoke(t *testing.T) {
 		if m.Seconds <= 0 || m.DocsPerSec <= 0 || m.PeakRSS <= 0 || m.Requests <= 0 {
 			t.Errorf("%s: implausible measure %+v", name, m)
 		}
+	}
+	// The pull with no store read and handed over every revision, and
+	// left the real pull's store alone (its counts are checked above).
+	if ns := res.Pull.NoStore; ns == nil || ns.DocsRead != int64(res.Dataset.Leaves) || ns.DocsWritten != int64(res.Dataset.Leaves) || ns.Requests <= 0 {
+		t.Errorf("pull with no store: %+v, want %d revisions read and written", ns, res.Dataset.Leaves)
+	}
+	if res.Ratios.PullTimeVsNoStore <= 0 || res.Ratios.NoStoreVsStreamLimit <= 0 || !strings.Contains(h.stdout, "no store (the target discards)") {
+		t.Errorf("no-store ratios %+v, or no row in the table", res.Ratios)
 	}
 	if res.Pull.PullLimit == nil || res.Pull.PullLimit.Rows != res.Dataset.Live || res.Pull.PullLimit.InsertCPUSeconds <= 0 || res.Push.PushLimit == nil {
 		t.Errorf("limits: pull %+v push %+v", res.Pull.PullLimit, res.Push.PushLimit)

@@ -25,7 +25,7 @@ import (
 // runChild runs one replication of our replicator between the local store
 // and a remote database, and prints its childStats as one JSON line:
 //
-//	pull|push --remote URL --local PATH [--cpuprofile FILE]
+//	pull|push --remote URL --local PATH [--cpuprofile FILE] [--no-store]
 func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(ctx, args[1:], stderr)
@@ -42,6 +42,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	remote := fs.String("remote", "", "remote database URL")
 	local := fs.String("local", "", "local store path")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the replication here")
+	noStore := fs.Bool("no-store", false, "pull into a target that stores nothing (discardPeer)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -51,17 +52,23 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// As settee pull and push do (GOMEMLIMIT=off in the environment
 	// measures without it).
 	memlimit.Apply()
-	cnt := &counter{}
-	db, err := localdb.Open(*local, nil)
-	if err != nil {
-		return err
+	if *noStore && mode != "pull" {
+		return errors.New("child: --no-store is for pulls")
 	}
-	defer db.Close()
+	cnt := &counter{}
 	rp, err := couch.New(*remote, &couch.Options{Transport: cnt.transport()})
 	if err != nil {
 		return err
 	}
-	opts := sync.Options{Source: rp, Target: localpeer.New(db)}
+	opts := sync.Options{Source: rp, Target: newDiscardPeer()}
+	var db *localdb.DB
+	if !*noStore {
+		if db, err = localdb.Open(*local, nil); err != nil {
+			return err
+		}
+		defer db.Close()
+		opts.Target = localpeer.New(db)
+	}
 	if mode == "push" {
 		opts.Source, opts.Target = opts.Target, opts.Source
 	}
@@ -88,8 +95,10 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		BodyBytesRecv: rp.Stats().BytesReceived,
 	}
 	pprof.StopCPUProfile()
-	if err := db.Close(); err != nil {
-		return err
+	if db != nil {
+		if err := db.Close(); err != nil {
+			return err
+		}
 	}
 	st.VmHWM = procStatusBytes(os.Getpid(), "VmHWM:")
 	line, _ := json.Marshal(st)

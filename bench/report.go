@@ -52,6 +52,7 @@ func writeReplicationTable(w io.Writer, r *Results) {
 	if p := r.Pull; p != nil {
 		row("pull", "settee", p.Settee)
 		row("pull", "pouchdb", p.PouchDB)
+		row("pull", "settee, no store (the target discards)", p.NoStore)
 		if l := p.PullLimit; l != nil {
 			fmt.Fprintf(tw, "| pull\t limit (stream %.2fs + SQLite insert %.2fs)\t %.2f\t %.0f\t %.1f\t \t %s\t %.2f\t %d\t \t %.1f\t %d\t \t\n",
 				l.StreamSeconds, l.InsertSeconds, l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, insertCPU(l), l.ServerCPUSeconds, l.Requests, mb(l.BytesReceived), l.Rows)
@@ -96,6 +97,13 @@ func writeTargets(w io.Writer, r *Results) {
 	if ra := r.Ratios; ra.PullCPUPouchDBVsSettee > 0 || ra.PushCPUPouchDBVsSettee > 0 {
 		fmt.Fprintf(w, "CPU seconds (client + server) PouchDB / Settee: pull %.2fx, push %.2fx; peak RSS Settee / PouchDB: pull %.2fx, push %.2fx\n\n",
 			ra.PullCPUPouchDBVsSettee, ra.PushCPUPouchDBVsSettee, ra.PullRSSVsPouchDB, ra.PushRSSVsPouchDB)
+	}
+	if ra := r.Ratios; ra.PullTimeVsNoStore > 0 {
+		fmt.Fprintf(w, "Pull vs the same pull with no store: %.2fx (the local store's share of the wall time)", ra.PullTimeVsNoStore)
+		if ra.NoStoreVsStreamLimit > 0 {
+			fmt.Fprintf(w, "; pull with no store vs the limit's higher bound: %.2fx (what the protocol's requests cost, whatever the store)", ra.NoStoreVsStreamLimit)
+		}
+		fmt.Fprint(w, "\n\n")
 	}
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "ERROR: %s\n", e)

@@ -57,6 +57,8 @@ type Meta struct {
 type Direction struct {
 	Settee  *Measure `json:"settee,omitempty"`
 	PouchDB *Measure `json:"pouchdb,omitempty"`
+	// NoStore is our pull into a target that stores nothing (pull only).
+	NoStore *Measure `json:"no_store,omitempty"`
 	// PullLimit or PushLimit, depending on the direction.
 	PullLimit *pullLimit `json:"pull_limit,omitempty"`
 	PushLimit *pushLimit `json:"push_limit,omitempty"`
@@ -131,7 +133,14 @@ type Ratios struct {
 	// PullCPUVsInsertCPU is the pulling process's CPU over the limit's
 	// plain SQLite insert's: how much more than storing the bytes a pull
 	// costs the device.
-	PullCPUVsInsertCPU      float64 `json:"pull_cpu_vs_insert_cpu,omitempty"`
+	PullCPUVsInsertCPU float64 `json:"pull_cpu_vs_insert_cpu,omitempty"`
+	// PullTimeVsNoStore is the pull over the same pull into a target that
+	// stores nothing: the local store's share of the wall time.
+	PullTimeVsNoStore float64 `json:"pull_time_vs_no_store,omitempty"`
+	// NoStoreVsStreamLimit is the pull with no store over the limit's
+	// higher bound: what the protocol's requests cost against streaming
+	// the winning revisions, whatever the store.
+	NoStoreVsStreamLimit    float64 `json:"no_store_vs_stream_limit,omitempty"`
 	PushVsPouchDBDocsPerSec float64 `json:"push_vs_pouchdb_docs_per_sec,omitempty"`
 	PushTimeVsLimit         float64 `json:"push_time_vs_limit,omitempty"`
 	PullRSSVsPouchDB        float64 `json:"pull_rss_vs_pouchdb,omitempty"`
@@ -181,6 +190,12 @@ func (r *Results) computeRatios() {
 			r.Ratios.PullTimeVsStreamLimit = ratio(p.Settee.Seconds, l.higherBound())
 			r.addTarget("pull time vs stream limit (higher of stream, insert)", "<= 1.15x", r.Ratios.PullTimeVsStreamLimit, "x", r.Ratios.PullTimeVsStreamLimit <= 1.15)
 			r.Ratios.PullCPUVsInsertCPU = ratio(p.Settee.CPUSeconds, l.InsertCPUSeconds)
+		}
+		if ns := p.NoStore; ns != nil && ns.Seconds > 0 {
+			r.Ratios.PullTimeVsNoStore = ratio(p.Settee.Seconds, ns.Seconds)
+			if l := p.PullLimit; l != nil && l.higherBound() > 0 {
+				r.Ratios.NoStoreVsStreamLimit = ratio(ns.Seconds, l.higherBound())
+			}
 		}
 		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
 			// Battery (issue 18): the pulling process's CPU per 100,000
