@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -107,5 +108,30 @@ func TestBatteryTarget(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%d docs, %v CPU s: row %q, want %q", c.docs, c.cpu, got, c.want)
 		}
+	}
+}
+
+// TestArrivalRecordedBeforeSeen: the live workload reads the latencies as
+// soon as its callback saw the last write arrive, so the arrival must be
+// recorded by then.
+func TestArrivalRecordedBeforeSeen(t *testing.T) {
+	f := &fleet{cnt: &counter{}, writes: make([][]atomic.Int64, 2)}
+	for i := range f.writes {
+		f.writes[i] = make([]atomic.Int64, 1)
+	}
+	f.writes[0][0].Store(time.Now().UnixNano())
+	recorded := -1
+	f.seen = func(obs, writer, n int) {
+		f.mu.Lock()
+		recorded = len(f.lats)
+		f.mu.Unlock()
+	}
+	f.arrived(1, writeID(0, 0), time.Now())
+	if recorded != 1 {
+		t.Fatalf("when seen ran, %d latencies were recorded; want 1", recorded)
+	}
+	f.arrived(0, writeID(0, 0), time.Now()) // the writer's own: not a delivery
+	if st := f.stats(time.Time{}, 1, 1); st.Deliveries != 1 {
+		t.Errorf("deliveries %d, want 1", st.Deliveries)
 	}
 }
