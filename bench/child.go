@@ -60,9 +60,11 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	opts := sync.Options{Source: rp, Target: newDiscardPeer()}
+	opts := sync.Options{Source: rp}
 	var db *localdb.DB
-	if !*noStore {
+	if *noStore {
+		opts.Target = newDiscardPeer()
+	} else {
 		if db, err = localdb.Open(*local, nil); err != nil {
 			return err
 		}

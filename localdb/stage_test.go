@@ -216,9 +216,7 @@ func TestStagedChunksStay(t *testing.T) {
 	if chunks, named, _ = db.ChunkKeys(bg); len(chunks) != 0 || len(named) != 0 {
 		t.Fatalf("after an eviction: chunks %v, named %v", chunks, named)
 	}
-	if err := db.CheckInvariants(bg); err != nil {
-		t.Fatal(err)
-	}
+	checkInv(t, db)
 	if rev, err = db.Put(bg, &couchdoc.Doc{ID: "s", Rev: rev, Attachments: map[string]*couchdoc.Attachment{
 		"blob": {ContentType: "application/octet-stream", Body: bytes.NewReader(big), Digest: digest(big), Length: int64(len(big))}}}); err != nil {
 		t.Fatal(err)
