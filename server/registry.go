@@ -87,11 +87,20 @@ func (g *registry) get(ctx context.Context, name string) (*localdb.DB, error) {
 			return nil, fmt.Errorf("open database %s: %w", name, err)
 		}
 	}
-	return g.openLocked(name)
+	return g.openLocked(name, false)
 }
 
-func (g *registry) openLocked(name string) (*localdb.DB, error) {
-	db, err := localdb.Open(g.file(name), g.cfg.DBOptions)
+// openLocked opens a database's file. create lets Open make the store in
+// the empty file create just made, whatever DBOptions.NoCreate says: that
+// option guards the stores found on disk, never a PUT /{db}.
+func (g *registry) openLocked(name string, create bool) (*localdb.DB, error) {
+	opts := g.cfg.DBOptions
+	if create && opts != nil && opts.NoCreate {
+		o := *opts
+		o.NoCreate = false
+		opts = &o
+	}
+	db, err := localdb.Open(g.file(name), opts)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)
 	}
@@ -126,7 +135,7 @@ func (g *registry) create(ctx context.Context, name string) error {
 		return fmt.Errorf("create database %s: %w", name, err)
 	}
 	f.Close()
-	if _, err := g.openLocked(name); err != nil {
+	if _, err := g.openLocked(name, true); err != nil {
 		os.Remove(g.file(name))
 		return err
 	}

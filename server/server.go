@@ -42,7 +42,8 @@ type Config struct {
 	// DBOptions.NoCreate.
 	DBPath string
 	DBName string
-	// DBOptions are passed to localdb.Open.
+	// DBOptions are passed to localdb.Open. Their NoCreate applies to the
+	// stores found on disk; PUT /{db} in a DataDir always creates one.
 	DBOptions *localdb.Options
 
 	// Users maps user names to passwords. When empty, every request is

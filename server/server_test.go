@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/settee/settee/localdb"
 )
 
 func TestRootAndServerEndpoints(t *testing.T) {
@@ -63,6 +65,21 @@ func TestDatabaseLifecycle(t *testing.T) {
 	ts.wantError(404, "not_found", "GET", "/db", nil)
 	ts.wantError(404, "not_found", "DELETE", "/db", nil)
 	ts.wantError(404, "not_found", "GET", "/db/doc", nil)
+}
+
+// A DataDir served with NoCreate (as `settee serve DIR` does, so that its
+// existing stores are never made anew) still creates databases on PUT
+// /{db}, and deletes them on DELETE /{db}.
+func TestNoCreateDirCreatesOnPut(t *testing.T) {
+	ts := newTServer(t, Config{DBOptions: &localdb.Options{NoCreate: true}})
+	ts.must(201, "PUT", "/newdb", nil)
+	ts.putDoc("newdb", "x", map[string]any{"a": 1})
+	if m := ts.must(200, "GET", "/newdb", nil).json(t); m["doc_count"] != 1.0 {
+		t.Fatalf("info: %v", m)
+	}
+	ts.must(200, "DELETE", "/newdb", nil)
+	ts.wantError(404, "not_found", "GET", "/newdb", nil)
+	ts.must(201, "PUT", "/newdb", nil)
 }
 
 func TestSingleDatabaseMode(t *testing.T) {

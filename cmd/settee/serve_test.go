@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/internal/testpeer"
+)
+
+// TestServeDirCreates: `settee serve DIR` as the README shows it (default
+// flags, no --create; only the port is a free one) creates databases on
+// PUT /NAME and deletes them on DELETE /NAME, and the clients that create
+// their target themselves work against it: `settee push --create-target`
+// and PouchDB's first sync.
+func TestServeDirCreates(t *testing.T) {
+	dir := t.TempDir()
+	_, root := serveLines(t, dir)
+
+	status := func(method, u string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, u, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := status("PUT", root+"/newdb"); got != http.StatusCreated {
+		t.Fatalf("PUT /newdb = %d, want 201", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "newdb.db")); err != nil {
+		t.Errorf("PUT /newdb made no newdb.db: %v", err)
+	}
+	putRemote(t, root+"/newdb/a", `{"x":1}`)
+	if n := remoteDocCount(t, root+"/newdb"); n != 1 {
+		t.Errorf("newdb has %d docs, want 1", n)
+	}
+	if got := status("DELETE", root+"/newdb"); got != http.StatusOK {
+		t.Fatalf("DELETE /newdb = %d, want 200", got)
+	}
+	if got := status("GET", root+"/newdb"); got != http.StatusNotFound {
+		t.Errorf("GET /newdb after DELETE = %d, want 404", got)
+	}
+
+	// The replicator's flow: the target is made by the client.
+	local := filepath.Join(t.TempDir(), "local.db")
+	for i := 0; i < 5; i++ {
+		ok(t, "put", local, fmt.Sprintf("d%d", i), `{}`)
+	}
+	ok(t, "push", "--create-target", local, root+"/pushed")
+	if n := remoteDocCount(t, root+"/pushed"); n != 5 {
+		t.Errorf("pushed has %d docs, want 5", n)
+	}
+
+	// PouchDB's first sync creates the remote database.
+	out := pouchScript(t, "pouchdb-sync-new.js", root+"/pouchnew", "20")
+	var res struct {
+		DocCount int `json:"doc_count"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.DocCount != 20 {
+		t.Errorf("PouchDB sync into a new database: %s (%v)", out, err)
+	}
+	if got := getBody(t, root+"/_all_dbs"); got != `["pouchnew","pushed"]`+"\n" {
+		t.Errorf("_all_dbs = %s", got)
+	}
+}
+
+// pouchScript runs a node script of testdata/cli, failing the test when
+// node or the npm packages are missing.
+func pouchScript(t *testing.T, script string, args ...string) []byte {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node is not installed: %v", err)
+	}
+	root := testpeer.RepoRoot(t)
+	for _, pkg := range []string{"pouchdb-node", "pouchdb-adapter-memory"} {
+		if _, err := os.Stat(filepath.Join(root, "node_modules", pkg)); err != nil {
+			t.Fatalf("npm package %s is missing (run `npm ci` at the repository root): %v", pkg, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(root, "testdata", "cli", script)}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("node %s: %v\nstderr:\n%s", script, err, stderr.String())
+	}
+	return stdout.Bytes()
+}
