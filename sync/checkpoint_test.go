@@ -74,6 +74,7 @@ func TestReplicationID(t *testing.T) {
 	same := []Options{
 		{Source: moved, Target: remote},
 		{Source: local, Target: remote, DocIDs: nil},
+		{Source: local, Target: remote, CreateTarget: true}, // creating the target replicates nothing else
 	}
 	for _, o := range same {
 		if ReplicationID(o) != id {
@@ -89,7 +90,6 @@ func TestReplicationID(t *testing.T) {
 		{Source: remote, Target: local},
 		{Source: local, Target: newMemPeer("http://h/db2")},
 		{Source: local, Target: remote, Continuous: true},
-		{Source: local, Target: remote, CreateTarget: true},
 		{Source: local, Target: remote, DocIDs: []string{"a"}},
 		{Source: local, Target: remote, Selector: json.RawMessage(`{"a":1}`)},
 		{Source: local, Target: remote, Filter: "d/f"},

@@ -17,7 +17,10 @@ type Options struct {
 	// Continuous keeps the replication running, following the source's
 	// changes, until its context is cancelled or Stop is called.
 	Continuous bool
-	// CreateTarget creates a missing target when it implements Creator.
+	// CreateTarget creates a missing target when it implements Creator
+	// (for Sync and NewSync: the remote, whichever direction finds it
+	// missing first). It is not part of the replication id: a replication
+	// with it and one without share their checkpoints.
 	CreateTarget bool
 
 	// DocIDs, Selector and Filter (with QueryParams) restrict the source's
@@ -95,6 +98,10 @@ type Options struct {
 	// empty and had no checkpoint (everything is missing there). Tests set
 	// it to reach the fetch path with a fresh target.
 	noEmptyTargetShortcut bool
+	// createSource creates a missing source as CreateTarget creates a
+	// target: the pull of a sync with CreateTarget, whose source is the
+	// remote its push creates.
+	createSource bool
 }
 
 // Defaults.

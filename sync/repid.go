@@ -25,8 +25,12 @@ const noLocalUUID = "settee-remote-to-remote"
 // (Peer.String(), URLs without credentials; a peer with a UUID is named by
 // it instead, so moving the store's file keeps the id), the filter and its
 // sorted query params, the sorted doc ids, the compacted selector, and the
-// continuous and create_target flags. It does no I/O, so it is stable across
-// runs and machines of the same install.
+// continuous flag. create_target is hashed as false whatever CreateTarget
+// says: creating a missing target changes nothing of what is replicated,
+// so a push with it and the plain pushes after it share one checkpoint
+// (CouchDB hashes the flag, and so re-checks every document when it
+// changes). It does no I/O, so it is stable across runs and machines of
+// the same install.
 func ReplicationID(o Options) string {
 	var b bytes.Buffer
 	field := func(k, v string) {
@@ -72,7 +76,7 @@ func ReplicationID(o Options) string {
 		field("selector", c.String())
 	}
 	field("continuous", strconv.FormatBool(o.Continuous))
-	field("create_target", strconv.FormatBool(o.CreateTarget))
+	field("create_target", "false") // kept, so that earlier ids stay valid
 	sum := md5.Sum(b.Bytes())
 	return hex.EncodeToString(sum[:])
 }

@@ -101,11 +101,11 @@ func (r *replication) session(ctx context.Context) error {
 	r.setState(StateStarting, nil)
 	src, tgt := r.opts.Source, r.opts.Target
 	var srcInfo, tgtInfo *PeerInfo
-	err := r.retry(ctx, func() (err error) { srcInfo, err = src.Info(ctx); return err })
+	srcInfo, err := r.peerInfo(ctx, "source", src, r.opts.createSource)
 	if err != nil {
-		return peerErr("source", src, "check", err)
+		return err
 	}
-	if tgtInfo, err = r.targetInfo(ctx); err != nil {
+	if tgtInfo, err = r.peerInfo(ctx, "target", tgt, r.opts.CreateTarget); err != nil {
 		return err
 	}
 	var srcLog, tgtLog *ReplicationLog
@@ -171,24 +171,25 @@ func (r *replication) session(ctx context.Context) error {
 	return cerr
 }
 
-// targetInfo checks the target, creating it when asked to.
-func (r *replication) targetInfo(ctx context.Context) (*PeerInfo, error) {
-	tgt := r.opts.Target
+// peerInfo checks a peer (role "source" or "target"), creating it when
+// missing and create is set. Creating a database another replication has
+// just created is fine.
+func (r *replication) peerInfo(ctx context.Context, role string, p Peer, create bool) (*PeerInfo, error) {
 	var info *PeerInfo
-	err := r.retry(ctx, func() (err error) { info, err = tgt.Info(ctx); return err })
-	if errors.Is(err, couchdoc.ErrNotFound) && r.opts.CreateTarget {
-		c, ok := tgt.(Creator)
+	err := r.retry(ctx, func() (err error) { info, err = p.Info(ctx); return err })
+	if errors.Is(err, couchdoc.ErrNotFound) && create {
+		c, ok := p.(Creator)
 		if !ok {
-			return nil, peerErr("target", tgt, "create", errors.New("the peer cannot create databases"))
+			return nil, peerErr(role, p, "create", errors.New("the peer cannot create databases"))
 		}
 		err = r.retry(ctx, func() error { return c.Create(ctx) })
 		if err != nil && !errors.Is(err, couchdoc.ErrFileExists) {
-			return nil, peerErr("target", tgt, "create", err)
+			return nil, peerErr(role, p, "create", err)
 		}
-		err = r.retry(ctx, func() (err error) { info, err = tgt.Info(ctx); return err })
+		err = r.retry(ctx, func() (err error) { info, err = p.Info(ctx); return err })
 	}
 	if err != nil {
-		return nil, peerErr("target", tgt, "check", err)
+		return nil, peerErr(role, p, "check", err)
 	}
 	return info, nil
 }

@@ -29,8 +29,8 @@ type SyncResult struct {
 // to remote) and pull (remote to local) run together. opts.Source and
 // opts.Target are ignored. DocIDs and Selector apply to both directions;
 // Filter, QueryParams and Since only to the pull (the remote runs the
-// filter; Since is a remote sequence). The first permanent error stops
-// both directions.
+// filter; Since is a remote sequence). CreateTarget creates the remote
+// when it is missing. The first permanent error stops both directions.
 func Sync(ctx context.Context, local, remote Peer, opts Options) (*SyncResult, error) {
 	r, err := NewSync(local, remote, opts)
 	if err != nil {
@@ -86,6 +86,9 @@ func NewSync(local, remote Peer, opts Options) (*Replicator, error) {
 	push.Filter, push.QueryParams, push.Since = "", nil, nil
 	push.Attachments = Eager
 	pull.Source, pull.Target = remote, local
+	// The remote may not exist before the push creates it: the pull,
+	// running alongside, creates it too rather than fail.
+	pull.createSource, pull.CreateTarget = opts.CreateTarget, false
 	pr, err := newReplication(push, "push")
 	if err != nil {
 		return nil, err

@@ -209,6 +209,16 @@ func testCreateTarget(t *testing.T, newDB Factory) {
 	if n, _ := RemoteDocCount(t, u); n != 3 || res.Stats.DocsWritten != 3 {
 		t.Fatalf("created target has %d docs", n)
 	}
+	// A sync creates the missing remote too: its pull, which reads the
+	// remote, does not fail before the push has made it.
+	u2 := newDB(t) + "-synced"
+	sres, err := sync.Sync(Ctx(t), Local(db), Remote(t, u2, nil), sync.Options{CreateTarget: true})
+	if err != nil {
+		t.Fatalf("sync with CreateTarget to a missing remote: %v", err)
+	}
+	if n, _ := RemoteDocCount(t, u2); n != 3 || sres.Push.Stats.DocsWritten != 3 {
+		t.Fatalf("the remote a sync created has %d docs", n)
+	}
 }
 
 func testOffline(t *testing.T, newDB Factory) {
