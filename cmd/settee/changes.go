@@ -15,11 +15,12 @@ changes until Ctrl-C.`,
 	examples: `  settee changes notes.db
   settee changes notes.db --since 42 --include-docs
   settee changes notes.db --all-leaves --follow`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("changes")
+	out := outputFlags(fs, stdout)
 	since := fs.Int64("since", 0, "start after this `seq`")
 	limit := fs.Int("limit", 0, "print at most `n` rows (0: no limit)")
 	includeDocs := fs.Bool("include-docs", false, "include the winning revision of each document")
@@ -28,6 +29,9 @@ func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	follow := fs.Bool("follow", false, "keep printing new changes until interrupted")
 	pos, err := parseFlags(fs, changesHelp, args, 1, 1, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	if *follow && (*descending || *limit > 0) {
@@ -39,11 +43,11 @@ func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *follow {
 			opts.Feed = localdb.FeedContinuous
 		}
-		emit := func(c *localdb.Change) error { return writeLine(stdout, c) }
+		emit := func(c *localdb.Change) error { return out.value(c) }
 		last, err := db.Follow(ctx, *since, opts, emit)
 		if err != nil && !(*follow && ctx.Err() != nil) { // Ctrl-C ends a followed feed normally
 			return err
 		}
-		return writeLine(stdout, map[string]int64{"last_seq": last})
+		return out.value(map[string]int64{"last_seq": last})
 	})
 }

@@ -13,24 +13,29 @@ var cloneHelp = cmdHelp{
 checkpoints, but a UUID of its own, so each device has its own replication
 ids while its first sync with the seed's server resumes where the seed left
 off (only what changed since is fetched). The seed may be in use. NEW.db
-must not exist. Prints the new store's summary. Copy a store this way (or
+must not exist. Prints {"path","uuid","seeds"} of the new store (its seeds:
+the UUIDs whose checkpoints it took over). Copy a store this way (or
 with the mobile openCopy), never with cp: a copied file keeps the seed's
 UUID and shares its checkpoints.`,
 	examples: `  settee clone prebuilt.db device1.db`,
-	exits:    true,
+	exits:    storeExits,
 }
 
 func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("clone")
+	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, cloneHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	if err := localdb.Clone(ctx, pos[0], pos[1]); err != nil {
 		return err
 	}
 	return withStore(pos[1], false, func(db *localdb.DB) error {
-		return writeJSON(stdout, struct {
+		return out.value(struct {
 			Path  string   `json:"path"`
 			UUID  string   `json:"uuid"`
 			Seeds []string `json:"seeds"`

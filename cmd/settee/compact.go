@@ -13,13 +13,17 @@ var compactHelp = cmdHelp{
 attachments, then give the free space back to the file system. Prints the
 file size before and after, in bytes.`,
 	examples: `  settee compact notes.db`,
-	exits:    true,
+	exits:    storeExits,
 }
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("compact")
+	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, compactHelp, args, 1, 1, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	return withStore(pos[0], false, func(db *localdb.DB) error {
@@ -34,7 +38,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		return writeJSON(stdout, struct {
+		return out.value(struct {
 			Before int64 `json:"file_before"`
 			After  int64 `json:"file_after"`
 		}{before.File, after.File})

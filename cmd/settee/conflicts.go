@@ -15,14 +15,18 @@ each: the id, the winning revision CouchDB's rules picked, and the other
 (conflicting) leaf revisions. Resolve them with "settee resolve".`,
 	examples: `  settee conflicts notes.db
   settee conflicts notes.db --ids     # just the ids, one per line`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("conflicts")
+	out := outputFlags(fs, stdout)
 	idsOnly := fs.Bool("ids", false, "print only the document ids")
 	pos, err := parseFlags(fs, conflictsHelp, args, 1, 1, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	return withStore(pos[0], false, func(db *localdb.DB) error {
@@ -46,7 +50,7 @@ func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if err != nil {
 				return fmt.Errorf("get %s: %w", id, err)
 			}
-			if err := writeLine(stdout, struct {
+			if err := out.value(struct {
 				ID        string   `json:"id"`
 				Rev       string   `json:"rev"`
 				Conflicts []string `json:"conflicts"`

@@ -17,14 +17,18 @@ conflicting (losing) revision deletes just that version, which is one way
 to resolve a conflict by hand. Prints {"ok":true,"id":...,"rev":...}.`,
 	examples: `  settee delete notes.db shopping-list
   settee delete notes.db shopping-list --rev 2-9b1e...   # drop one conflicting version`,
-	exits: true,
+	exits: writeExits,
 }
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("delete")
+	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` to delete (default: the current winner)")
 	pos, err := parseFlags(fs, deleteHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	id := pos[1]
@@ -44,7 +48,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			if err := db.DeleteLocal(ctx, id, r); err != nil {
 				return fmt.Errorf("delete %s: %w", id, err)
 			}
-			return writeLine(stdout, okResult{true, id, "0-0"}) // CouchDB's answer
+			return out.value(okResult{true, id, "0-0"}) // CouchDB's answer
 		}
 		r := *rev
 		if r == "" {
@@ -58,6 +62,6 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return fmt.Errorf("delete %s: %w", id, err)
 		}
-		return writeLine(stdout, okResult{true, id, newRev})
+		return out.value(okResult{true, id, newRev})
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
+	"github.com/settee/settee/localdb"
 )
 
 // Exit codes. Scripts can tell these failures apart without reading the
@@ -29,15 +30,30 @@ const (
 	exitInterrupted = 130 // stopped by Ctrl-C or SIGTERM (checkpoint written)
 )
 
-const exitCodesHelp = `Exit codes:
-  0    done
-  1    failed (other reasons)
-  2    bad flags or arguments
-  3    remote unreachable (connection refused, DNS, TLS, timeout)
-  4    unauthorized or forbidden (check the user and password)
-  5    database or document not found
-  6    document update conflict
-  130  interrupted by Ctrl-C or SIGTERM (replications write a checkpoint first)`
+// exitMeaning words each exit code for the help texts.
+var exitMeaning = map[int]string{
+	exitOK:          "done",
+	exitFailure:     "failed (other reasons)",
+	exitUsage:       "bad flags or arguments",
+	exitUnreachable: "remote unreachable (connection refused, DNS, TLS, timeout)",
+	exitAuth:        "unauthorized or forbidden (check the user and password)",
+	exitNotFound:    "no local store at the path, or database or document not found",
+	exitConflict:    "document update conflict",
+	exitInterrupted: "interrupted by Ctrl-C or SIGTERM (replications write a checkpoint first)",
+}
+
+// exitCodesOf is the "Exit codes:" section listing codes.
+func exitCodesOf(codes []int) string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	for _, c := range codes {
+		fmt.Fprintf(&b, "\n  %-4d %s", c, exitMeaning[c])
+	}
+	return b.String()
+}
+
+// exitCodesHelp lists every exit code, for "settee help".
+var exitCodesHelp = exitCodesOf([]int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound, exitConflict, exitInterrupted})
 
 // errUsage is returned after the usage text was already printed.
 var errUsage = &exitError{code: exitUsage}
@@ -48,6 +64,7 @@ type exitError struct {
 	code int
 	msg  string
 	err  error
+	own  bool // msg names the command itself ("settee pull: ..."): no "settee: " prefix
 }
 
 func (e *exitError) Error() string {
@@ -77,8 +94,15 @@ func report(stderr io.Writer, err error) int {
 		return code // usage already printed
 	}
 	msg := oneLine(scrub(err.Error()))
+	if isDamaged(err) {
+		msg += damagedHint(err)
+	}
 	if code == exitUsage && !strings.Contains(msg, "help") {
 		msg += " (see --help)"
+	}
+	if errors.As(err, &ee) && ee.own {
+		fmt.Fprintln(stderr, msg)
+		return code
 	}
 	fmt.Fprintf(stderr, "settee: %s\n", msg)
 	return code
@@ -180,4 +204,15 @@ func scrub(s string) string {
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+// damagedHint is the next step after an error that found the store's file
+// damaged.
+func damagedHint(err error) string {
+	path := "LOCAL.db"
+	var oe *localdb.OpenError
+	if errors.As(err, &oe) {
+		path = oe.Path
+	}
+	return fmt.Sprintf(" (the store file is damaged: settee check %s says which documents can still be read; a new pull rebuilds what the server has)", path)
 }

@@ -19,16 +19,20 @@ never replicated. Without a flag, prints the current one. Prints
 	examples: `  settee expire notes.db draft --in 24h
   settee expire notes.db draft --at 2027-01-01T00:00:00Z
   settee expire notes.db draft --clear`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("expire")
+	out := outputFlags(fs, stdout)
 	in := fs.Duration("in", 0, "expire after this `duration` from now")
 	at := fs.String("at", "", "expire at this `time` (RFC 3339)")
 	clear := fs.Bool("clear", false, "remove the expiration")
 	pos, err := parseFlags(fs, expireHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	set := 0
@@ -69,7 +73,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			s := cur.UTC().Format(time.RFC3339Nano)
 			expires = &s
 		}
-		return writeJSON(stdout, struct {
+		return out.value(struct {
 			ID      string  `json:"id"`
 			Expires *string `json:"expires"`
 		}{id, expires})

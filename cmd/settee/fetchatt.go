@@ -21,17 +21,21 @@ settee fetch-attachment --evict LOCAL.db DOCID NAME. Prints
 	examples: `  settee pull photos.db http://127.0.0.1:5984/photos --attachments lazy
   settee fetch-attachment photos.db http://127.0.0.1:5984/photos trip/42 full.jpg
   settee fetch-attachment --evict photos.db trip/42 full.jpg`,
-	exits: true,
+	exits: netExits,
 }
 
 func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("fetch-attachment")
+	out := outputFlags(fs, stdout)
 	var rf remoteFlags
 	rf.register(fs)
 	evict := fs.Bool("evict", false, "drop the local body instead, keeping the attachment's metadata")
 	retries := fs.Int("retries", 5, "resume a cut transfer this many `times` in a row without progress")
 	pos, err := parseFlags(fs, fetchAttHelp, args, 3, 4, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	if *evict != (len(pos) == 3) {
@@ -64,7 +68,7 @@ func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Wr
 		if err != nil {
 			return err
 		}
-		return writeJSON(stdout, struct {
+		return out.value(struct {
 			ID         string `json:"id"`
 			Name       string `json:"name"`
 			Length     int64  `json:"length"`

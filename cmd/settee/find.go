@@ -22,14 +22,18 @@ CouchDB. With --explain, print the plan instead: the index and key range.`,
 	examples: `  settee find shop.db '{"selector": {"type": "order", "customer": "c1"}}'
   settee find shop.db '{"selector": {"customer": "c1", "when": {"$gt": 0}}, "sort": [{"customer": "desc"}, {"when": "desc"}], "limit": 20}'
   settee find shop.db @query.json --explain`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("find")
+	out := outputFlags(fs, stdout)
 	explain := fs.Bool("explain", false, "print the query plan (CouchDB's _explain) instead of running it")
 	pos, err := parseFlags(fs, findHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	body, err := readJSONArg(pos[1], os.Stdin)
@@ -42,12 +46,12 @@ func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			if err != nil {
 				return fmt.Errorf("explain: %w", err)
 			}
-			return writeJSON(stdout, ex)
+			return out.value(ex)
 		}
 		res, err := query.Find(ctx, db, body)
 		if err != nil {
 			return fmt.Errorf("find: %w", err)
 		}
-		return writeJSON(stdout, res)
+		return out.value(res)
 	})
 }

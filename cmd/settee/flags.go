@@ -13,8 +13,16 @@ type cmdHelp struct {
 	usage    string // "settee get [flags] LOCAL.db ID"
 	about    string // what it does, a paragraph or two
 	examples string // indented shell lines with comments
-	exits    bool   // show the exit codes
+	exits    []int  // the exit codes the command can give, listed in its help
 }
+
+// The exit codes commands share, for cmdHelp.exits.
+var (
+	storeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound}
+	writeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound, exitConflict}
+	netExits   = []int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound}
+	replExits  = []int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound, exitInterrupted}
+)
 
 // flagSet returns an empty flag set for a subcommand. Parse it with
 // parseFlags, which prints the help on -h/--help.
@@ -41,7 +49,7 @@ func parseFlags(fs *flag.FlagSet, h cmdHelp, args []string, min, max int, stdout
 				printHelp(stdout, fs, h)
 				return nil, errHelpShown
 			}
-			return nil, usageErrorf("%s: %v", fs.Name(), err)
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s", fs.Name(), gnuFlags(err.Error())), own: true}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -71,8 +79,8 @@ func printHelp(w io.Writer, fs *flag.FlagSet, h cmdHelp) {
 	if h.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(h.examples, "\n"))
 	}
-	if h.exits {
-		fmt.Fprintf(w, "\n%s\n", exitCodesHelp)
+	if len(h.exits) > 0 {
+		fmt.Fprintf(w, "\n%s\n", exitCodesOf(h.exits))
 	}
 }
 
@@ -104,4 +112,13 @@ func printDefaults(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "%s\n      %s%s\n", line, usage, def)
 	})
+}
+
+// gnuFlags rewrites the flag package's "-name" in an error message as
+// "--name", the spelling the help shows.
+func gnuFlags(msg string) string {
+	for _, p := range []string{"flag ", "defined: ", "argument: "} {
+		msg = strings.ReplaceAll(msg, p+"-", p+"--")
+	}
+	return msg
 }

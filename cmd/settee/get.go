@@ -22,16 +22,20 @@ replication checkpoints.`,
   settee get notes.db shopping-list --leaves      # all conflicting versions
   settee get notes.db shopping-list --rev 2-7f3a... --revs
   settee get notes.db _local/<replication-id>     # a replication checkpoint`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("get")
+	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "read this `revision` instead of the winner")
 	revs := fs.Bool("revs", false, "include the revision history (_revisions)")
 	leaves := fs.Bool("leaves", false, "print every leaf revision as a JSON array")
 	pos, err := parseFlags(fs, getHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	path, id := pos[0], pos[1]
@@ -44,7 +48,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if err != nil {
 				return fmt.Errorf("get %s: %w", id, err)
 			}
-			return printDoc(stdout, doc)
+			return out.doc(doc)
 		}
 		opts := localdb.GetOptions{Rev: *rev, Revs: *revs}
 		if *leaves {
@@ -56,37 +60,29 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if err != nil {
 				return fmt.Errorf("get %s: %w", id, err)
 			}
-			out := make([]json.RawMessage, 0, len(open))
+			leafDocs := make([]json.RawMessage, 0, len(open))
 			for _, o := range open {
 				if o.Doc == nil {
 					b, _ := json.Marshal(map[string]string{"missing": o.Missing})
-					out = append(out, b)
+					leafDocs = append(leafDocs, b)
 					continue
 				}
 				b, err := docJSON(o.Doc)
 				if err != nil {
 					return err
 				}
-				out = append(out, b)
+				leafDocs = append(leafDocs, b)
 			}
-			if len(out) == 0 {
+			if len(leafDocs) == 0 {
 				return fmt.Errorf("get %s: %w", id, couchdoc.ErrNotFound)
 			}
-			return writeJSON(stdout, out)
+			return out.value(leafDocs)
 		}
 		opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == ""
 		doc, err := db.Get(ctx, id, opts)
 		if err != nil {
 			return fmt.Errorf("get %s: %w", id, err)
 		}
-		return printDoc(stdout, doc)
+		return out.doc(doc)
 	})
-}
-
-func printDoc(w io.Writer, doc *couchdoc.Doc) error {
-	b, err := docJSON(doc)
-	if err != nil {
-		return err
-	}
-	return writeRawJSON(w, b)
 }

@@ -22,13 +22,17 @@ first; delete removes one (and its design document when it was the last).`,
 	examples: `  settee index create shop.db '{"index": {"fields": ["customer", "when"]}, "ddoc": "orders", "name": "by-customer"}'
   settee index list shop.db
   settee index delete shop.db orders by-customer`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("index")
+	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, indexHelp, args, 2, 4, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	want := map[string]int{"create": 3, "list": 2, "delete": 4}
@@ -48,13 +52,13 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return fmt.Errorf("create index: %w", err)
 			}
-			return writeJSON(stdout, res)
+			return out.value(res)
 		case "list":
-			return writeJSON(stdout, query.ListIndexes(db))
+			return out.value(query.ListIndexes(db))
 		}
 		if err := query.DeleteIndex(ctx, db, pos[2], pos[3]); err != nil {
 			return fmt.Errorf("delete index: %w", err)
 		}
-		return writeJSON(stdout, map[string]bool{"ok": true})
+		return out.value(map[string]bool{"ok": true})
 	})
 }

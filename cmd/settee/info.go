@@ -16,13 +16,17 @@ document bodies, revision metadata, attachments, indexes and free pages
 (what "settee compact" gives back), and counts of documents, tombstones,
 revisions, leaves, conflicted documents and attachments.`,
 	examples: `  settee info notes.db`,
-	exits:    true,
+	exits:    storeExits,
 }
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("info")
+	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, infoHelp, args, 1, 1, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	return withStore(pos[0], false, func(db *localdb.DB) error {
@@ -56,7 +60,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			PartialDownloads int64 `json:"partial_downloads"`
 			PartialBytes     int64 `json:"partial_download_bytes"`
 		}
-		return writeJSON(stdout, struct {
+		return out.value(struct {
 			Path        string        `json:"path"`
 			UUID        string        `json:"uuid"`
 			DocCount    int64         `json:"doc_count"`

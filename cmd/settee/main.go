@@ -49,9 +49,13 @@ func commands() []command {
 		{"compact", "compact a local store and shrink its file", runCompact},
 		{"purge", "remove a document (or some of its leaves) for good, locally", runPurge},
 		{"expire", "set, clear or show when a document expires (local, not replicated)", runExpire},
+		{"check", "check a local store's file and invariants; what to do when it is damaged", runCheck},
 		{"get", "print a document with its conflicts", runGet},
 		{"put", "create or update a document", runPut},
 		{"delete", "delete a document (or one conflicting revision)", runDelete},
+		{"attachment", "read an attachment's bytes to a file, or store a file as one", runAttachment},
+		{"export", "write every document of a local store as NDJSON to stdout", runExport},
+		{"import", "write NDJSON documents from stdin into a local store", runImport},
 		{"changes", "print a local store's changes feed", runChanges},
 		{"conflicts", "list the documents that have conflicts", runConflicts},
 		{"find", "query a local store with a Mango selector (CouchDB's _find)", runFind},
@@ -96,17 +100,22 @@ Usage:
 
 Commands:`)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, `
 Run "settee COMMAND --help" for a command's flags and examples.
 
 Try it:
   settee demo --keep /tmp/demo                 # a hub and two devices; keeps their stores
-  settee serve /tmp/demo/hub.db &              # http://127.0.0.1:5984/hub
-  settee pull mine.db http://127.0.0.1:5984/hub
+  settee serve --addr 127.0.0.1:5985 /tmp/demo &   # http://127.0.0.1:5985/hub
+  settee pull mine.db http://127.0.0.1:5985/hub
   settee get mine.db shopping
 A CouchDB with a user: SETTEE_USER=alice SETTEE_PASSWORD=... settee sync notes.db URL
+
+Local stores: pull, sync, put, import and attachment put create a missing
+one; every other command refuses a path with no store (exit 5).
+
+`+outputHelp+`
 
 `+exitCodesHelp)
 }

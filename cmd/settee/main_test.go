@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,6 +95,10 @@ func cleanEnv() []string {
 	return env
 }
 
+// oneLineRE is the start of an error line: "settee: " or, for a flag
+// error, "settee CMD: ".
+var oneLineRE = regexp.MustCompile(`^settee( [a-z-]+)?: `)
+
 // failsWith checks an exit code and a one-line message on stderr that
 // contains every part, and that the stderr never shows a secret.
 func failsWith(t testing.TB, r result, code int, parts ...string) {
@@ -102,8 +107,8 @@ func failsWith(t testing.TB, r result, code int, parts ...string) {
 		t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
 	}
 	msg := strings.TrimRight(r.stderr, "\n")
-	if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "settee: ") {
-		t.Fatalf("want one line \"settee: ...\" on stderr, got %q", r.stderr)
+	if strings.Count(msg, "\n") != 0 || !oneLineRE.MatchString(msg) {
+		t.Fatalf("want one line \"settee: ...\" (or \"settee CMD: ...\" for a flag error) on stderr, got %q", r.stderr)
 	}
 	for _, p := range parts {
 		if !strings.Contains(msg, p) {

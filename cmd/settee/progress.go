@@ -40,6 +40,7 @@ func isTerminal(w io.Writer) bool {
 type progress struct {
 	dir   string // names events of a single direction ("pull", "push")
 	cont  bool   // continuous: plain mode reports state changes
+	tries int    // a one-shot replication's --retries, for its offline line
 	mode  outputMode
 	w     io.Writer
 	start time.Time
@@ -178,7 +179,14 @@ func (p *progress) stateLine(ev, prev sync.Event, seen, wasOffline bool) (string
 		if reason == "" && ev.Err != nil {
 			reason = oneLine(scrub(ev.Err.Error()))
 		}
-		return fmt.Sprintf("%soffline (%s); retrying until Ctrl-C", dirPrefix(ev.Replication), reason), true
+		next := "retrying until Ctrl-C"
+		switch {
+		case !p.cont && p.tries <= 0:
+			next = "giving up"
+		case !p.cont:
+			next = fmt.Sprintf("retrying up to %s before giving up", plural(p.tries, "time"))
+		}
+		return fmt.Sprintf("%soffline (%s); %s", dirPrefix(ev.Replication), reason, next), true
 	case sync.StateStarting:
 		if wasOffline {
 			return "", false

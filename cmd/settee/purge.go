@@ -18,13 +18,17 @@ remote. Prints {"id": [purged revisions]}. Run "settee compact" to give the
 space back.`,
 	examples: `  settee purge notes.db secret-draft
   settee purge notes.db shopping-list 3-a1b2...   # drop one conflicting leaf`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("purge")
+	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, purgeHelp, args, 2, -1, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	return withStore(pos[0], false, func(db *localdb.DB) error {
@@ -44,6 +48,6 @@ func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return fmt.Errorf("purge %s: %w", id, err)
 		}
-		return writeJSON(stdout, res)
+		return out.value(res)
 	})
 }

@@ -27,15 +27,19 @@ A stale revision fails with a conflict (exit code 6). Prints
   settee put notes.db shopping-list --update '{"items":["milk","eggs"]}'
   settee put notes.db shopping-list --rev 1-2c3d... @list.json
   echo '{"_id":"todo","done":false}' | settee put notes.db -`,
-	exits: true,
+	exits: writeExits,
 }
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("put")
+	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` this edit replaces")
 	update := fs.Bool("update", false, "replace the current winning revision (no --rev needed)")
 	pos, err := parseFlags(fs, putHelp, args, 2, 3, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	body := pos[len(pos)-1]
@@ -73,7 +77,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			if err != nil {
 				return fmt.Errorf("put %s: %w", doc.ID, err)
 			}
-			return writeLine(stdout, okResult{true, doc.ID, newRev})
+			return out.value(okResult{true, doc.ID, newRev})
 		}
 		if *update && doc.Rev == "" {
 			cur, err := db.Get(ctx, doc.ID, localdb.GetOptions{})
@@ -88,7 +92,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("put %s: %w", doc.ID, err)
 		}
-		return writeLine(stdout, okResult{true, doc.ID, newRev})
+		return out.value(okResult{true, doc.ID, newRev})
 	})
 }
 

@@ -48,17 +48,9 @@ func (r *remote) String() string { return r.URL.String() }
 // $SETTEE_PASSWORD. Passwords are registered as secrets so no message
 // prints them.
 func newRemote(rawURL string, f *remoteFlags, stderr io.Writer) (*remote, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageErrorf("%q is not an http:// or https:// database URL", scrub(rawURL))
-	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, usageErrorf("%s: port %s is not between 1 and 65535", scrub(rawURL), p)
-		}
-	}
-	if strings.Trim(u.Path, "/") == "" {
-		return nil, usageErrorf("%s names no database (expected http://host:port/DBNAME)", scrub(rawURL))
+	u, err := parseDBURL(rawURL)
+	if err != nil {
+		return nil, err
 	}
 	var user, pwd string
 	var pwdSet bool
@@ -101,6 +93,24 @@ func newRemote(rawURL string, f *remoteFlags, stderr io.Writer) (*remote, error)
 		fmt.Fprintf(stderr, "settee: warning: sending the password of %q unencrypted (http) to %s\n", user, u.Host)
 	}
 	return &remote{URL: u, User: user, password: pwd, flags: *f}, nil
+}
+
+// parseDBURL checks that rawURL names a database on an http(s) server.
+// The result keeps the URL's user info.
+func parseDBURL(rawURL string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErrorf("%q is not an http:// or https:// database URL", scrub(rawURL))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, usageErrorf("%s: port %s is not between 1 and 65535", scrub(rawURL), p)
+		}
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		return nil, usageErrorf("%s names no database (expected http://host:port/DBNAME)", scrub(rawURL))
+	}
+	return u, nil
 }
 
 func readPassword(path string) (string, error) {

@@ -10,13 +10,13 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/internal/memlimit"
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
 )
@@ -37,20 +37,35 @@ type replFlags struct {
 	attachments  string
 }
 
-func (f *replFlags) registerOn(fs *flag.FlagSet) {
+func (f *replFlags) registerOn(fs *flag.FlagSet, dir string) {
+	f.attachments = "eager"
 	fs.BoolVar(&f.continuous, "continuous", false, "keep replicating new changes until Ctrl-C")
-	fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the remote (pull, and the pull of sync)")
-	fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
+	if dir != "push" {
+		fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the remote (sync: for its pull)")
+		fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
+	}
 	fs.Func("doc-ids", "replicate only these comma-separated `ids`", func(v string) error {
 		f.docIDs, f.docIDsSet = v, true
 		return nil
 	})
 	fs.StringVar(&f.selector, "selector", "", "replicate only the documents matching this Mango selector (`JSON`)")
-	fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
-	fs.StringVar(&f.since, "since", "", "start after this source `seq` instead of the checkpoint (sync: the remote's, for the pull)")
+	switch dir {
+	case "pull": // a pull creates the local store when missing
+	case "push":
+		fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist")
+	default:
+		fs.BoolVar(&f.createTarget, "create-target", false, "create the remote database if it does not exist (the local store is created when missing)")
+	}
+	since := "start after this source `seq` instead of the checkpoint"
+	if dir == "sync" {
+		since = "start the pull after this remote `seq` instead of the checkpoint"
+	}
+	fs.StringVar(&f.since, "since", "", since)
 	fs.IntVar(&f.retries, "retries", 3, "retry a failed step (a request, or a body cut short) this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
-	fs.StringVar(&f.attachments, "attachments", "eager", "attachment bodies a pull brings: eager, lazy (none: fetch them later with fetch-attachment) or lazy-over=`BYTES` (only those of at most BYTES)")
+	if dir != "push" {
+		fs.StringVar(&f.attachments, "attachments", "eager", "the attachment bodies a pull brings (`MODE`: eager, all of them; lazy (none: fetch them later with fetch-attachment) or lazy-over=BYTES (only those of at most BYTES)")
+	}
 	f.remote.register(fs)
 }
 
@@ -143,7 +158,7 @@ target refused: "doc_id", "doc_rev", "error"), then per direction "done",
   settee pull notes.db http://127.0.0.1:5984/notes --user alice --password-file ~/.couchpw
   settee pull notes.db http://127.0.0.1:5984/notes --selector '{"type":"note"}' --json
   settee pull notes.db http://127.0.0.1:5984/notes --continuous`,
-	exits: true,
+	exits: replExits,
 }
 
 var pushHelp = cmdHelp{
@@ -153,7 +168,7 @@ var pushHelp = cmdHelp{
 Credentials and output work as for "settee pull".` + replAbout,
 	examples: `  settee push notes.db http://alice@127.0.0.1:5984/notes --create-target
   settee push notes.db https://couch.example.com/notes --doc-ids shopping-list,todo`,
-	exits: true,
+	exits: replExits,
 }
 
 var syncHelp = cmdHelp{
@@ -166,7 +181,7 @@ same winner; list them with "settee conflicts" and resolve them with
 Credentials and output work as for "settee pull".` + replAbout,
 	examples: `  settee sync notes.db http://127.0.0.1:5984/notes --create-target
   settee sync notes.db https://alice@couch.example.com/notes --password-file pw.txt --continuous`,
-	exits: true,
+	exits: replExits,
 }
 
 const replAbout = `
@@ -191,7 +206,7 @@ func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, stdout, stderr io.Writer) (err error) {
 	var f replFlags
 	fs := flagSet(dir)
-	f.registerOn(fs)
+	f.registerOn(fs, dir)
 	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
 	if err != nil {
 		return err
@@ -220,8 +235,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		return err
 	}
 	if dir == "push" {
-		if _, err := os.Stat(pos[0]); err != nil {
-			return &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", pos[0])}
+		// Refuse a path with no store before any request.
+		if err := withStore(pos[0], false, func(*localdb.DB) error { return nil }); err != nil {
+			return err
 		}
 	}
 	// Check the remote first, so a wrong URL or password fails at once
@@ -236,7 +252,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		https.Scheme = "https"
 		return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
 	}
-	if offline != nil && !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitUnreachable) {
+	failNow := !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitUnreachable) ||
+		!f.continuous && f.retries == 0 // --retries 0: no second try
+	if offline != nil && failNow {
 		err = explain(dir, rem, remotePeer.String(), offline, nil)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
@@ -251,6 +269,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	local := newLocalPeer(db)
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
+	prog.tries = f.retries
 	opts.OnEvent = prog.OnEvent
 	// A body a lazy pull left behind is fetched from the remote before a
 	// push sends its document, when the remote does not show it has it

@@ -340,7 +340,7 @@ func TestHelpTryIt(t *testing.T) {
 		t.Fatalf("no Try it in:\n%s", help)
 	}
 	tmp := t.TempDir()
-	hostPort := "127.0.0.1:5984"
+	hostPort := "127.0.0.1:5985"
 	var ran int
 	for _, line := range strings.Split(try, "\n") {
 		line = strings.TrimSpace(line)
@@ -350,7 +350,7 @@ func TestHelpTryIt(t *testing.T) {
 		line, _, _ = strings.Cut(line, "#")
 		line = strings.ReplaceAll(line, "/tmp/demo", filepath.Join(tmp, "demo"))
 		line = strings.ReplaceAll(line, "mine.db", filepath.Join(tmp, "mine.db"))
-		line = strings.ReplaceAll(line, "127.0.0.1:5984", hostPort)
+		line = strings.ReplaceAll(line, "127.0.0.1:5985", hostPort)
 		args := strings.Fields(strings.TrimSuffix(strings.TrimSpace(line), "&"))[1:]
 		ran++
 		if args[0] == "serve" {
@@ -359,7 +359,7 @@ func TestHelpTryIt(t *testing.T) {
 			continue
 		}
 		out := ok(t, args...)
-		if args[0] == "get" && !strings.Contains(out, `"_id": "shopping"`) {
+		if args[0] == "get" && !strings.Contains(out, `"_id":"shopping"`) {
 			t.Errorf("settee %s:\n%s", strings.Join(args, " "), out)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +22,12 @@ winner's attachments are kept unless the merged body lists _attachments
 (then it has exactly those).
 With neither, keep the revision CouchDB's rules already picked.
 
+A document without conflicts has nothing to resolve: resolve says so on
+stderr, prints {"ok":true,"id":...,"rev":WINNER,"deleted":[]} and exits 0,
+unless a --merge body was given (it is not written: exit 1; use
+"settee put --update" to write it). A --winner that is not a live leaf
+is not found (exit 5).
+
 The merge and the deletions are written in one transaction: an
 interrupted resolve writes nothing. Replicate afterwards (settee sync) so
 the other replicas learn the resolution.
@@ -28,15 +35,19 @@ Prints {"ok":true,"id":...,"rev":WINNER,"deleted":[...]}.`,
 	examples: `  settee get notes.db shopping-list --leaves     # compare the versions
   settee resolve notes.db shopping-list --winner 2-9b1e...
   settee resolve notes.db shopping-list --merge '{"items":["milk","eggs","tea"]}'`,
-	exits: true,
+	exits: writeExits,
 }
 
 func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("resolve")
+	out := outputFlags(fs, stdout)
 	winner := fs.String("winner", "", "the leaf `revision` to keep (default: the current winner)")
 	merge := fs.String("merge", "", "write this merged body (`JSON`, - or @FILE) on the winner")
 	pos, err := parseFlags(fs, resolveHelp, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := out.check(); err != nil {
 		return err
 	}
 	if err := checkRev("--winner", *winner, pos[1]); err != nil {
@@ -54,10 +65,13 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return withStore(pos[0], false, func(db *localdb.DB) error {
 		res, err := resolveConflict(ctx, db, pos[1], *winner, merged)
+		if errors.Is(err, localdb.ErrNoConflict) {
+			return noConflict(ctx, db, pos[1], merged != nil, out, stderr)
+		}
 		if err != nil {
 			return err
 		}
-		return writeLine(stdout, res)
+		return out.value(res)
 	})
 }
 
@@ -77,4 +91,20 @@ func resolveConflict(ctx context.Context, db *localdb.DB, id, winner string, mer
 		return nil, fmt.Errorf("resolve %s: %w", id, err)
 	}
 	return &resolution{OK: true, ID: id, Rev: res.Rev, Deleted: res.Deleted}, nil
+}
+
+// noConflict answers a resolve of a document with a single live leaf:
+// nothing to do, which is success unless the caller asked for a write
+// (--merge). A --winner that is not the document's leaf never gets here
+// (ResolveConflict finds it missing first).
+func noConflict(ctx context.Context, db *localdb.DB, id string, merge bool, out *output, stderr io.Writer) error {
+	cur, err := db.Get(ctx, id, localdb.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", id, err)
+	}
+	if merge {
+		return fmt.Errorf("resolve %s: the document has no conflicts, so the merged body was not written (settee put --update writes it)", id)
+	}
+	fmt.Fprintf(stderr, "settee: resolve %s: the document has no conflicts: nothing to resolve\n", id)
+	return out.value(&resolution{OK: true, ID: id, Rev: cur.Rev, Deleted: []string{}})
 }

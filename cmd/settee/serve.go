@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server"
@@ -39,7 +40,7 @@ address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.`,
   SETTEE_PASSWORD=secret settee serve --addr 0.0.0.0:5984 --user admin \
       --tls-cert cert.pem --tls-key key.pem notes.db
   settee sync phone.db http://127.0.0.1:5984/notes  # from another shell`,
-	exits: true,
+	exits: storeExits,
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,7 +52,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cert := fset.String("tls-cert", "", "serve HTTPS with this certificate `file` (PEM)")
 	key := fset.String("tls-key", "", "the private key `file` of --tls-cert (PEM)")
 	verbose := fset.Bool("verbose", false, "log one line per request to stderr")
-	create := fset.Bool("create", false, "create the store `LOCAL.db` if it does not exist")
+	create := fset.Bool("create", false, "create the served store file if it does not exist")
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
 		return err
@@ -122,6 +123,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		if errors.Is(err, server.ErrInsecure) {
 			return usageErrorf("refusing to serve on %s without --user: anyone could read and write (use a loopback address such as 127.0.0.1, or --user)", *addr)
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return &exitError{code: exitFailure, err: err, msg: fmt.Sprintf(
+				"%s is in use: another server (a CouchDB, or another settee serve) listens there; choose a free address with --addr, such as --addr 127.0.0.1:5985", *addr)}
 		}
 		return &exitError{code: exitFailure, msg: err.Error(), err: err}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,7 +20,7 @@ import (
 func openStore(path string, create bool) (*localdb.DB, error) {
 	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create})
 	if errors.Is(err, localdb.ErrNoStore) && errors.Is(err, fs.ErrNotExist) {
-		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s", path), err: err}
+		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s (check the path; settee pull, sync, put and import create one)", path), err: err}
 	}
 	if errors.Is(err, localdb.ErrNoStore) || errors.Is(err, fs.ErrNotExist) {
 		return nil, &exitError{code: exitNotFound, err: err}
@@ -76,26 +75,8 @@ func checkRev(flag, rev, id string) error {
 	return nil
 }
 
-// writeJSON prints v as indented JSON and a newline.
-func writeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return writeRawJSON(w, b)
-}
-
-func writeRawJSON(w io.Writer, b []byte) error {
-	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err := w.Write(out.Bytes())
-	return err
-}
-
-// writeLine prints v as compact JSON on one line (for feeds and scripts).
+// writeLine prints v as compact JSON on one line: the replication events
+// of --json, which are a feed for scripts whatever stdout is.
 func writeLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 func TestParseFlagsInterleaved(t *testing.T) {
 	var f replFlags
 	fs := flagSet("pull")
-	f.registerOn(fs)
+	f.registerOn(fs, "pull")
 	pos, err := parseFlags(fs, pullHelp, []string{"a.db", "--continuous", "http://h/db", "--query-param", "k=v", "--filter", "d/f", "--query-param", "x=y=z"}, 2, 2, nil)
 	if err != nil {
 		t.Fatal(err)
