@@ -260,7 +260,7 @@ func docIDs(docs []json.RawMessage) ([]string, error) {
 	return ids, nil
 }
 
-// findTargets adds issue 15's query targets.
+// findTargets adds the query targets.
 func (r *Results) findTargets() {
 	var settee, pouch *FindRun
 	for _, f := range r.Find {

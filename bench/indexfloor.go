@@ -26,9 +26,8 @@ import (
 // so plain / (plain + floor) bounds the ratio any design keeping the
 // entries in SQLite B-trees could reach on this machine, as the pull's
 // limit bounds a pull. (With SQLite's default 2-MB cache the same inserts
-// took longer than the indexed store's whole overhead: 1.84 s against 1.46
-// for the bench's 100k, which is why the store keeps new entries in a
-// small second B-tree.)
+// took longer than the indexed store's whole overhead, which is why the
+// store keeps new entries in a small second B-tree.)
 
 // floorEntry is one index entry and the batch that wrote it.
 type floorEntry struct {

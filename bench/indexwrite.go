@@ -16,7 +16,7 @@ import (
 	"github.com/settee/settee/localdb/query"
 )
 
-// Phase index-write (issue 15): what keeping three Mango indexes costs a
+// Phase index-write: what keeping three Mango indexes costs a
 // store's writes. The dataset's documents (bodies and revision trees; the
 // attachments are left out, they would only dilute the indexes' share) go
 // through localdb's BulkDocs, indexWriteBatch revisions per call, into a
@@ -40,8 +40,8 @@ type IndexWriteRun struct {
 	IndexedSeconds    float64 `json:"indexed_seconds"`
 	PlainCPUSeconds   float64 `json:"plain_cpu_seconds"`
 	IndexedCPUSeconds float64 `json:"indexed_cpu_seconds"`
-	// Ratio is the indexed store's docs/s over the plain store's (issue
-	// 15: >= 0.70); CPURatio the same by CPU seconds.
+	// Ratio is the indexed store's docs/s over the plain store's (the
+	// target: >= 0.70); CPURatio the same by CPU seconds.
 	Ratio    float64 `json:"ratio"`
 	CPURatio float64 `json:"cpu_ratio"`
 	// Bytes passed to write calls per document (/proc/self/io wchar).
@@ -211,7 +211,7 @@ func bytesWritten() int64 {
 	return n
 }
 
-// indexWriteTargets adds issue 15's write target: the lower of both modes.
+// indexWriteTargets adds the index write target: the lower of both modes.
 func (r *Results) indexWriteTargets() {
 	if len(r.IndexWrite) == 0 {
 		return

@@ -32,7 +32,7 @@ type pullLimit struct {
 	// ServerCPUSeconds is the server's CPU time during the stream.
 	ServerCPUSeconds float64 `json:"server_cpu_seconds,omitempty"`
 	// InsertCPUSeconds is the harness's CPU time during the insert: what
-	// SQLite alone costs to store the pull's bytes (issue 18's client CPU
+	// SQLite alone costs to store the pull's bytes (the pull's client CPU
 	// target is measured against it).
 	InsertCPUSeconds float64 `json:"insert_cpu_seconds,omitempty"`
 }

@@ -128,7 +128,7 @@ type Ratios struct {
 	PullVsPouchDBDocsPerSec float64 `json:"pull_vs_pouchdb_docs_per_sec,omitempty"`
 	PullTimeVsLimit         float64 `json:"pull_time_vs_limit,omitempty"`
 	// PullTimeVsStreamLimit is against the higher of the limit's stream
-	// and insert (issue 18's definition); PullTimeVsLimit against their sum.
+	// and insert (the pull targets' definition); PullTimeVsLimit against their sum.
 	PullTimeVsStreamLimit float64 `json:"pull_time_vs_stream_limit,omitempty"`
 	// PullCPUVsInsertCPU is the pulling process's CPU over the limit's
 	// plain SQLite insert's: how much more than storing the bytes a pull
@@ -184,7 +184,7 @@ func (r *Results) computeRatios() {
 			r.addTarget("pull time vs limit (stream + insert)", "<= 1.5x", r.Ratios.PullTimeVsLimit, "x", r.Ratios.PullTimeVsLimit <= 1.5)
 		}
 		if l := p.PullLimit; l != nil && l.higherBound() > 0 {
-			// Issue 18's limit: a pipelined pull overlaps the transfer and
+			// The pull's limit: a pipelined pull overlaps the transfer and
 			// the writes, so the bound is the higher of the two, not their
 			// sum.
 			r.Ratios.PullTimeVsStreamLimit = ratio(p.Settee.Seconds, l.higherBound())
@@ -198,7 +198,7 @@ func (r *Results) computeRatios() {
 			}
 		}
 		if r.Meta.BigAttachment == 0 && r.Meta.Docs >= 10000 {
-			// Battery (issue 18): the pulling process's CPU per 100,000
+			// Battery: the pulling process's CPU per 100,000
 			// documents; below 10,000 its start-up would weigh.
 			v := p.Settee.CPUSeconds * 100000 / float64(r.Meta.Docs)
 			r.addTarget("pull client CPU s per 100k docs", "<= 2.5 s", v, "s", v <= 2.5)
@@ -207,7 +207,7 @@ func (r *Results) computeRatios() {
 		case r.Meta.BigAttachment > 0:
 			r.addTarget("pull peak RSS, big attachment", "<= 100 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 100<<20)
 		case r.Meta.Docs >= 1000000:
-			// Issue 18: 1M docs at >= 10,000 docs/s in <= 50 MB.
+			// The large-store targets: 1M docs at >= 10,000 docs/s in <= 50 MB.
 			r.addTarget("pull docs/s, 1M docs", ">= 10000", p.Settee.DocsPerSec, "docs/s", p.Settee.DocsPerSec >= 10000)
 			r.addTarget("pull peak RSS, 1M docs", "<= 50 MB", mb(p.Settee.PeakRSS), "MB", p.Settee.PeakRSS <= 50<<20)
 		}

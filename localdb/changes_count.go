@@ -14,7 +14,8 @@ import (
 // A replication reading this store asks after every batch of its feed
 // (settee serve answers each _changes request with it), and counting every
 // later row each time scanned the seq index over and over: quadratic in
-// the store's size, 7% of the server's CPU in a 100k pull. So the store
+// the store's size (BenchmarkPendingCounts, and the server's CPU in the
+// bench's 100k pull). So the store
 // remembers its last few answers with the state they hold for, and counts
 // only the rows between a remembered seq and the asked one when the state
 // is the same.

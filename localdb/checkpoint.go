@@ -31,11 +31,10 @@ import (
 // when the writer finishes the copy at walHardBytes: it cycles up to that
 // bound while the background does most of the copying. journal_size_limit
 // keeps the file at that size between cycles, so SQLite overwrites it
-// instead of growing and cutting it each time (BenchmarkWALCheckpoints,
-// three alternated runs: the writer's time per pull batch 0.64-0.71x of
-// the inline auto-checkpoint's, the process's CPU 0.91-0.94x; with the
-// file cut back at every restart the time was 0.73-0.76x and the CPU no
-// lower than inline).
+// instead of growing and cutting it each time: BenchmarkWALCheckpoints
+// shows the writer's time per pull batch and the process's CPU below the
+// inline auto-checkpoint's, and cutting the file back at every restart
+// losing most of that.
 //
 // Crash safety is SQLite's: a checkpoint only copies committed frames,
 // each already synced at commit (synchronous=FULL), and a checkpoint cut

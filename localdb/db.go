@@ -95,8 +95,8 @@ func Open(path string, opts *Options) (*DB, error) {
 	// temporary files are in memory: above all the statement journal of
 	// the savepoint around each document with attachment bytes, which
 	// SQLite otherwise spills to a temporary file past 64 KB (two pwrites
-	// per page saved; 5% of a pull's CPU). The writer runs no query that
-	// needs a large temporary table.
+	// per page saved; BenchmarkReplicatedAttachments shows the cost). The
+	// writer runs no query that needs a large temporary table.
 	w, err := sqlx.Open("sqlite", dsn(path, fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-%d)", walLimitBytes, writerCacheKiB)))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -164,22 +164,20 @@ func Open(path string, opts *Options) (*DB, error) {
 // made with). SQLite writes each page to the WAL in two system calls
 // (frame header, page), and a checkpoint reads it back and writes it
 // again. A pull moves 1-KB bodies and attachment chunks spread over
-// overflow pages, so pages twice SQLite's default 4 KiB halve those calls:
-// a 100k pull's client CPU 5.1-5.4 s against 5.5-6.5 s (system time 1.5-1.7
-// against 1.8-2.0 s); BenchmarkWALCheckpoints/background 0.83-0.90x the CPU
-// and 1.16-1.25x the docs/s, BenchmarkReplicatedAttachments 1.14-1.28x the
-// MB/s; BenchmarkBulkDocsRandomIDs (300k random ids) and a single Put as
-// fast. The writer's cache is then writerCacheKiB, so that the process's
-// peak RSS stays where it was (every connection's cache holds larger
-// pages). 16 KiB pages saved no more and raised the pull's peak RSS by
-// about 10 MB. The cost: an empty store takes 184 KB instead of 100 KB (a
-// page or more per table and index).
+// overflow pages, so pages twice SQLite's default 4 KiB halve those calls
+// and lower a pull's CPU (BenchmarkWALCheckpoints/background,
+// BenchmarkReplicatedAttachments, the bench's 100k pull), while random ids
+// (BenchmarkBulkDocsRandomIDs) and a single Put are as fast. The writer's
+// cache is then writerCacheKiB, so that the process's peak RSS stays where
+// it was (every connection's cache holds larger pages). Larger pages saved
+// no more and raised the pull's peak RSS. The cost: an empty store is
+// larger (a page or more per table and index).
 const pageSize = 8192
 
 // writerCacheKiB is the writer's page cache (SQLite's default is 2,000
-// KiB): with 8-KiB pages, peak RSS of a 100k pull 50.2-50.5 MB against
-// 50.7-50.8 MB with 4-KiB pages and the default cache, at the same speed
-// for random ids.
+// KiB): with 8-KiB pages, a pull's peak RSS is no higher than with 4-KiB
+// pages and the default cache, at the same speed for random ids (the
+// bench's 100k pull, BenchmarkBulkDocsRandomIDs).
 const writerCacheKiB = 1000
 
 func (db *DB) init(ctx context.Context, opts *Options) error {

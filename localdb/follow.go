@@ -43,8 +43,8 @@ type FollowOptions struct {
 // asks a dedicated connection for PRAGMA data_version every 100 ms, and
 // reads the feed's head only when it changed. That check was chosen over
 // a watch of the -wal file because it reads the WAL index SQLite already
-// keeps in shared memory (about 50 µs through database/sql, 0.05% of a
-// core at ten a second; BenchmarkWatchCheck), needs no dependency
+// keeps in shared memory (a negligible share of a core at ten a second;
+// BenchmarkWatchCheck), needs no dependency
 // (fsnotify) and no per-OS code (mobile included), cannot be fooled by a
 // checkpoint that resets the WAL or by coarse file timestamps, and sees
 // commits in any journal mode. The documents are never polled.

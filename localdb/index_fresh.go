@@ -10,9 +10,9 @@ import (
 // A batch of new documents adds one entry per index to keys spread over
 // the whole index (a customer id, an amount): written straight into
 // mango_entries, 1,000 such entries dirty most leaf pages of a 100k-entry
-// index, and every commit writes those pages to the WAL again (5.5 KB of
-// writes per document with two such indexes, against 1.2 KB for the
-// document itself). So a document's new entries go to mango_fresh, a
+// index, and every commit writes those pages to the WAL again (several
+// times the bytes of the document itself with two such indexes;
+// BenchmarkBulkDocsIndexes). So a document's new entries go to mango_fresh, a
 // second B-tree of the same shape that stays small, and its rows are moved
 // into mango_entries in key order, once per many commits, when it has
 // grown past freshLimit: each page of mango_entries is then written once
@@ -46,7 +46,8 @@ const (
 	// OR IGNORE, because with the default ABORT (or REPLACE, whose NOT
 	// NULL columns without defaults fall back to ABORT) SQLite copies
 	// every page the statement touches into a statement journal first, to
-	// undo a failure halfway: 16% of a merge's CPU. No row is in both
+	// undo a failure halfway, a large share of a merge's CPU
+	// (BenchmarkBulkDocsIndexes). No row is in both
 	// tables (see above), so none is ignored; mergeFresh checks the count
 	// and falls back to qMergeReplace were one ever left behind.
 	qMergeFresh = "INSERT OR IGNORE INTO mango_entries (ix_id, key, rev_row) SELECT ix_id, key, rev_row FROM mango_fresh ORDER BY ix_id, key"

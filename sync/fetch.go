@@ -300,9 +300,9 @@ func readInline(doc *couchdoc.Doc, max int64) error {
 
 // readAllSized is io.ReadAll into a buffer sized for the hint (the
 // attachment's announced length): io.ReadAll starts at 512 bytes and
-// grows, so a 250 KB body cost about ten allocations, their zeroing and
-// copies (0.4 s of CPU per 100,000 documents of the bench's mix). A wrong
-// hint only costs a grow.
+// grows, so a body of hundreds of KB cost about ten allocations, their
+// zeroing and copies (BenchmarkMidSizeAttachments). A wrong hint only
+// costs a grow.
 func readAllSized(r io.Reader, hint int64) ([]byte, error) {
 	if hint <= 0 {
 		return io.ReadAll(r)

@@ -2,13 +2,13 @@
 // sync; the bench's child, which stands for it) a soft memory limit.
 //
 // A pull allocates fast (parsed batches, attachment bodies) while its live
-// heap stays small (about 15 MB over the bench's 100,000 documents), so
+// heap stays small (the bench's 100k pull), so
 // with the default GOGC=100 the heap grows to about twice that between
 // collections, and the process's peak RSS follows. A soft limit
 // (runtime/debug.SetMemoryLimit) makes the collector run earlier only when
 // the heap nears it: it costs nothing while the live heap is well below
-// (the same CPU in the bench's pulls at 32 MiB; at 24 MiB the collector
-// ran often enough to cost 50% more CPU), and the runtime caps the
+// (the bench's pulls use the same CPU with and without it; a lower limit
+// made the collector run often enough to cost much more), and the runtime caps the
 // collector's share of the CPU when a larger live heap passes it, so a
 // replication of big documents is slowed, never stopped.
 //
