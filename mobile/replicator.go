@@ -61,8 +61,13 @@ type TokenProvider interface {
 type ReplicatorStatus struct {
 	// State is "stopped" (not started, finished or stopped), "starting",
 	// "active" (transferring), "idle" (continuous and caught up), "offline"
-	// (a peer is unreachable, or SetNetworkAvailable(false): it retries or
-	// waits by itself) or "error" (failed; see LastError).
+	// (a peer is unreachable, a cluster node is down, or
+	// SetNetworkAvailable(false): it retries or waits by itself),
+	// "unauthorized" (the server refused the credentials, 401 or 403: with
+	// a TokenProvider it waits and resumes as soon as Token returns another
+	// token; with a Username and Password it stopped, and a new replicator
+	// with other credentials is needed) or "error" (failed for good: the
+	// database does not exist, a bad request; see LastError).
 	State string
 	// Counters over the replicator's life, as in CouchDB's replication log.
 	DocsRead, DocsWritten, DocWriteFailures int64
@@ -102,8 +107,8 @@ type ReplicatorListener interface {
 
 // NewReplicator returns a stopped replicator between db and the remote
 // database of config (copied: later changes to config have no effect). It
-// does no I/O: a wrong URL or credentials show up as the "error" state
-// after Start.
+// does no I/O: a wrong URL shows up as the "error" state after Start,
+// wrong credentials as "unauthorized".
 func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err error) {
 	defer recoverTo(&err)
 	if db == nil || config == nil {

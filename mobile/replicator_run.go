@@ -160,7 +160,7 @@ func (r *Replicator) onEvent(ev sync.Event) {
 	if l != nil && changed {
 		callStatus(l, st)
 	}
-	if st.State == string(sync.StateStopped) || st.State == string(sync.StateError) {
+	if !r.sup.Started() {
 		r.db.replicatorEnded(r)
 	}
 }
@@ -176,10 +176,9 @@ func callStatus(l ReplicatorListener, s *ReplicatorStatus) {
 }
 
 // running reports whether the replicator is started (replicating, or
-// waiting offline).
+// waiting offline or for a new token).
 func (r *Replicator) running() bool {
-	st := r.sup.Status().State
-	return st != sync.StateStopped && st != sync.StateError
+	return r.sup.Started()
 }
 
 // replicatorEnded forgets a replicator that stopped (unless it was started

@@ -3,6 +3,8 @@ package sync
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/settee/settee/internal/failure"
 )
 
 // State is where a replication is in its life.
@@ -23,7 +25,20 @@ const (
 	StateStopped State = "stopped"
 	// StateError: failed with a permanent error (see LastError).
 	StateError State = "error"
+	// StateUnauthorized: a peer refused the credentials (401 or 403; see
+	// LastError). A Supervisor whose remote can change its credentials
+	// (Reauthorizer) waits in this state and resumes from its checkpoint
+	// once they change; otherwise the replication ended here.
+	StateUnauthorized State = "unauthorized"
 )
+
+// failState is the state a permanent error ends a replication in.
+func failState(err error) State {
+	if failure.Auth(err) {
+		return StateUnauthorized
+	}
+	return StateError
+}
 
 // EventKind says what an Event reports.
 type EventKind string

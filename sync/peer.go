@@ -17,6 +17,37 @@
 // batches finish out of order; sequences are opaque and never compared.
 // Transient errors are retried with backoff; a continuous replication goes
 // offline and comes back by itself.
+//
+// # Failures
+//
+// Every replication (Replicate, Sync, a Replicator, a Supervisor, the
+// mobile layer and the CLI) classifies a failed step the same way, as
+// CouchDB's replicator does (internal/failure):
+//
+//	failure                                   kind       one-shot                   continuous
+//	----------------------------------------  ---------  -------------------------  ------------------------------
+//	connection refused or reset, DNS,         transient  retried up to              StateOffline, backoff,
+//	  timeout, body cut short                            Options.Retries times,     new session from the
+//	408, 429 (Retry-After honoured), 5xx                 then the error (the CLI    checkpoint; never ends
+//	  (500 timeout, write_quorum_not_met,                exits 3)                   by itself
+//	  503 all workers died)
+//	412 nodedown (a cluster node down or in
+//	  maintenance mode)
+//	a garbled or truncated answer
+//	401 unauthorized, 403 forbidden           until new  StateUnauthorized (the     StateUnauthorized; a Supervisor
+//	                                          creds      CLI exits 4)               whose remote is a Reauthorizer
+//	                                                                                (a token provider) resumes as
+//	                                                                                soon as the token changes
+//	404 database does not exist, 400 bad      permanent  StateError (the CLI exits  StateError with the reason
+//	  request we sent, other 4xx, TLS                    5, 1 or 3 for TLS)
+//	  certificates refused, unknown errors
+//
+// Backoff doubles from Options.RetryDelay up to MaxRetryDelay with jitter;
+// a continuous replication resets it once a session made progress. A 404
+// for a replication log that the other peer's log says was written is
+// read again (a cluster node may have missed it) before it counts as
+// missing, and a replication never starts over from 0 for it while the
+// other log is consistent.
 package sync
 
 import (
@@ -133,6 +164,25 @@ type Seeded interface {
 	// the nearest first.
 	SeedUUIDs() []string
 }
+
+// Reauthorizer is the optional capability of a remote peer whose
+// credentials can change while it is in use (a token provider). A
+// Supervisor refused with 401 or 403 waits in StateUnauthorized until
+// WaitCredentials returns nil, then starts a new session from its
+// checkpoint; without the capability, or when it returns
+// ErrFixedCredentials, the supervisor stops in StateUnauthorized.
+type Reauthorizer interface {
+	// WaitCredentials blocks until the credentials the peer would send
+	// differ from those of its last refused request (401 or 403) and
+	// returns nil. It returns ErrFixedCredentials at once when they
+	// cannot change, and ctx's error when ctx is done. It makes no
+	// request to the server.
+	WaitCredentials(ctx context.Context) error
+}
+
+// ErrFixedCredentials is WaitCredentials' answer for a peer whose
+// credentials cannot change (a user and password given once).
+var ErrFixedCredentials = errors.New("sync: the peer's credentials cannot change")
 
 // PeerInfo is what the replicator uses of a database's info.
 type PeerInfo struct {

@@ -81,7 +81,7 @@ func (r *replication) run(ctx context.Context) (*Result, error) {
 		case err == nil:
 			return finish(StateStopped, nil)
 		case !r.opts.Continuous || !isTransient(err):
-			return finish(StateError, err)
+			return finish(failState(err), err)
 		}
 		r.mu.Lock()
 		if r.progress {

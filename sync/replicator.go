@@ -183,13 +183,14 @@ func (r *Replicator) Results() []*Result {
 
 // Status snapshots the replication. For a sync, State, Stats and Pending
 // combine both directions (Directions holds each); the combined state is
-// the most urgent one: error, offline, starting, active, idle, stopped.
+// the most urgent one: unauthorized, error, offline, starting, active,
+// idle, stopped.
 func (r *Replicator) Status() Status {
 	if len(r.reps) == 1 {
 		return r.reps[0].status()
 	}
 	st := Status{Replication: r.name, Pending: 0}
-	rank := map[State]int{StateError: 6, StateOffline: 5, StateStarting: 4, StateActive: 3, StateIdle: 2, StateStopped: 1}
+	rank := map[State]int{StateUnauthorized: 7, StateError: 6, StateOffline: 5, StateStarting: 4, StateActive: 3, StateIdle: 2, StateStopped: 1}
 	for _, rep := range r.reps {
 		d := rep.status()
 		st.Directions = append(st.Directions, d)

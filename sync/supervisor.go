@@ -44,7 +44,9 @@ type SupervisorConfig struct {
 // Both): a continuous one survives transient failures by itself (state
 // StateOffline, then a new session from the checkpoint after a backoff of
 // Options.RetryDelay doubling up to MaxRetryDelay); a permanent failure ends
-// it in StateError, and the supervisor waits to be started again. Offline
+// it in StateError, and the supervisor waits to be started again; a 401 or
+// 403 ends it in StateUnauthorized, where a supervisor whose remote is a
+// Reauthorizer waits for new credentials and resumes by itself. Offline
 // (SetOnline(false)) the session is stopped, its checkpoint recorded, and
 // a new one starts from that checkpoint when back online. Stats add up
 // over the supervisor's sessions.
@@ -58,7 +60,8 @@ type SupervisorConfig struct {
 // is coalesced: a slow OnEvent sees the latest progress of a direction,
 // not every step, and never the same progress twice in a row. A session's
 // end is reported once, by the supervisor: StateStopped (finished,
-// stopped), StateOffline (SetOnline(false)) or StateError (with Err).
+// stopped), StateOffline (SetOnline(false)), StateError or
+// StateUnauthorized (with Err).
 //
 // Its methods are safe for concurrent use.
 type Supervisor struct {
@@ -79,6 +82,14 @@ type Supervisor struct {
 	results  []*Result
 	caughtUp bool            // the pull went idle: call CaughtUp
 	offline  map[string]bool // directions offline until they recover
+
+	// unauth: the last session was refused the credentials and the
+	// supervisor waits for new ones (a goroutine in WaitCredentials,
+	// cancelled by credsCancel, sends to credsDone).
+	unauth      bool
+	credsDone   chan error
+	credsCancel context.CancelFunc
+	credsWG     gosync.WaitGroup
 
 	dispatching bool // the dispatcher goroutine is alive
 	qWake       chan struct{}
@@ -152,7 +163,7 @@ func (s *Supervisor) Start(ctx context.Context) error {
 	if s.want {
 		return nil
 	}
-	s.want, s.err, s.state = true, nil, StateStarting
+	s.want, s.err, s.state, s.unauth = true, nil, StateStarting, false
 	if !s.looping {
 		s.looping, s.loopDone = true, make(chan struct{})
 		go s.loop(ctx, s.loopDone)
@@ -183,7 +194,8 @@ func (s *Supervisor) Stop() error {
 // Wait blocks until the supervisor has ended (stopped, finished one-shot,
 // failed, or its context done) and every queued event was delivered, and
 // returns the error that ended the last session (nil when it completed or
-// was stopped). A supervisor that waits offline does not end by itself.
+// was stopped). A supervisor that waits offline, or unauthorized for new
+// credentials, does not end by itself.
 // Do not call it from OnEvent.
 func (s *Supervisor) Wait() error {
 	s.mu.Lock()
@@ -206,6 +218,15 @@ func (s *Supervisor) SetOnline(online bool) {
 	}
 	s.online = online
 	s.nudgeLocked()
+}
+
+// Started reports whether the supervisor is started: replicating, or
+// waiting offline or unauthorized for new credentials; not stopped,
+// finished or failed for good.
+func (s *Supervisor) Started() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.want
 }
 
 // Results returns the results of the last session that ended (push then

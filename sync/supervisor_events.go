@@ -67,7 +67,7 @@ func markRetrying(st Status, retrying map[string]bool) Status {
 		if retrying[d.Replication] && d.State == StateStarting {
 			d.State = StateOffline
 		}
-		if d.State == StateOffline && st.State != StateError {
+		if d.State == StateOffline && st.State != StateError && st.State != StateUnauthorized {
 			st.State = StateOffline
 		}
 	}

@@ -15,8 +15,15 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 		if ctx.Err() != nil {
 			s.want = false
 		}
-		want, online, sess := s.want, s.online, s.sess
+		want, online, sess, unauth := s.want, s.online, s.sess, s.unauth
 		if !want && sess == nil {
+			s.mu.Unlock()
+			s.stopCredentialsWait()
+			s.mu.Lock()
+			if s.want { // started again meanwhile
+				s.mu.Unlock()
+				continue
+			}
 			s.exitLocked(done)
 			s.mu.Unlock()
 			return
@@ -26,6 +33,8 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 		case sess != nil && (!want || !online):
 			s.endSession(ctx, sess, sess.Stop(), true)
 			continue
+		case sess == nil && unauth:
+			s.waitCredentials(ctx)
 		case sess == nil && online:
 			s.startSession(ctx)
 			continue
@@ -41,6 +50,8 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 		case <-ctx.Done():
 		case <-sessDone:
 			s.endSession(ctx, sess, sess.Wait(), false)
+		case err := <-s.credsDone:
+			s.credentialsChanged(err)
 		}
 		s.mu.Lock()
 		caughtUp := s.caughtUp && s.sess != nil && s.cfg.CaughtUp != nil
@@ -53,10 +64,11 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 }
 
 // exitLocked ends the loop, in the critical section that decided it (so a
-// Start after it starts a new loop). A supervisor that waited offline is
-// stopped now.
+// Start after it starts a new loop). A supervisor that waited offline or
+// for credentials is stopped now.
 func (s *Supervisor) exitLocked(done chan struct{}) {
-	if s.state == StateOffline || s.state == StateStarting {
+	if s.state == StateOffline || s.state == StateStarting || s.unauth {
+		s.unauth = false // stopped while waiting for credentials
 		s.queueStatesLocked(StateStopped, nil)
 	}
 	s.looping = false
@@ -135,9 +147,12 @@ func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error
 	defer s.mu.Unlock()
 	s.sess, s.results = nil, results
 	clear(s.offline)
+	_, canWait := s.cfg.Remote.(Reauthorizer)
 	switch {
+	case err != nil && failState(err) == StateUnauthorized && canWait && ctx.Err() == nil:
+		s.err, s.state, s.unauth = err, StateUnauthorized, true // waitCredentials
 	case err != nil:
-		s.want, s.err, s.state = false, err, StateError
+		s.want, s.err, s.state = false, err, failState(err)
 	case stoppedByUs && s.want:
 		s.state = StateOffline // SetOnline(false)
 	default:
@@ -158,7 +173,7 @@ func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error
 		ev := Event{Kind: EventState, Status: d, Time: now}
 		ev.Updated = now
 		switch {
-		case d.State == StateError:
+		case d.State == StateError || d.State == StateUnauthorized:
 			ev.Err = d.LastError
 		case s.state == StateOffline:
 			ev.State = StateOffline
@@ -182,6 +197,55 @@ func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error
 	s.final = final
 }
 
+// waitCredentials starts, unless it runs, a goroutine waiting for the
+// remote's credentials to change; the loop hears from it on credsDone.
+func (s *Supervisor) waitCredentials(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.credsCancel != nil {
+		return
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	ch := make(chan error, 1)
+	s.credsDone, s.credsCancel = ch, cancel
+	ra := s.cfg.Remote.(Reauthorizer)
+	s.credsWG.Add(1)
+	go func() {
+		defer s.credsWG.Done()
+		ch <- ra.WaitCredentials(wctx)
+	}()
+}
+
+// credentialsChanged ends the wait for credentials: with nil a new session
+// starts; otherwise (fixed credentials) the supervisor stops, unauthorized.
+func (s *Supervisor) credentialsChanged(err error) {
+	s.stopCredentialsWait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.unauth {
+		return
+	}
+	s.unauth = false
+	if err != nil {
+		s.want = false // s.err is still the refusal
+		return
+	}
+	s.err = nil
+}
+
+// stopCredentialsWait cancels the wait for credentials, if any, and waits
+// for its goroutine.
+func (s *Supervisor) stopCredentialsWait() {
+	s.mu.Lock()
+	cancel := s.credsCancel
+	s.credsCancel, s.credsDone = nil, nil
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		s.credsWG.Wait()
+	}
+}
+
 // onSessionEvent receives the session's events, from its goroutines.
 func (s *Supervisor) onSessionEvent(ev Event) {
 	s.mu.Lock()
@@ -192,7 +256,7 @@ func (s *Supervisor) onSessionEvent(ev Event) {
 	}
 	if ev.Kind == EventState {
 		switch ev.State {
-		case StateStopped, StateError:
+		case StateStopped, StateError, StateUnauthorized:
 			return // the session ended: endSession reports it
 		case StateOffline:
 			s.offline[ev.Replication] = true

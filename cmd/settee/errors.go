@@ -23,7 +23,7 @@ const (
 	exitOK          = 0
 	exitFailure     = 1   // anything else
 	exitUsage       = 2   // bad flags or arguments
-	exitUnreachable = 3   // connection refused, DNS, TLS, timeout
+	exitTransient   = 3   // unreachable (refused, DNS, TLS, timeout) or failing for now (5xx, nodedown, garbled)
 	exitAuth        = 4   // unauthorized or forbidden
 	exitNotFound    = 5   // database or document not found
 	exitConflict    = 6   // document update conflict
@@ -35,7 +35,7 @@ var exitMeaning = map[int]string{
 	exitOK:          "done",
 	exitFailure:     "failed (other reasons)",
 	exitUsage:       "bad flags or arguments",
-	exitUnreachable: "remote unreachable (connection refused, DNS, TLS, timeout)",
+	exitTransient:   "remote unreachable or failing for now (connection refused, DNS, TLS, timeout,\n       5xx, 429, a cluster's 412 nodedown, a garbled answer) after --retries\n       attempts: run the same command again to resume",
 	exitAuth:        "unauthorized or forbidden (check the user and password)",
 	exitNotFound:    "no local store at the path, or database or document not found",
 	exitConflict:    "document update conflict",
@@ -53,7 +53,7 @@ func exitCodesOf(codes []int) string {
 }
 
 // exitCodesHelp lists every exit code, for "settee help".
-var exitCodesHelp = exitCodesOf([]int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound, exitConflict, exitInterrupted})
+var exitCodesHelp = exitCodesOf([]int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitConflict, exitInterrupted})
 
 // errUsage is returned after the usage text was already printed.
 var errUsage = &exitError{code: exitUsage}
@@ -126,8 +126,8 @@ func exitCode(err error) int {
 		return exitNotFound
 	case errors.Is(err, couchdoc.ErrConflict):
 		return exitConflict
-	case isUnreachable(err):
-		return exitUnreachable
+	case isUnreachable(err), failure.Transient(err):
+		return exitTransient
 	}
 	return exitFailure
 }

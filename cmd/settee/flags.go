@@ -20,8 +20,8 @@ type cmdHelp struct {
 var (
 	storeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound}
 	writeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound, exitConflict}
-	netExits   = []int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound}
-	replExits  = []int{exitOK, exitFailure, exitUsage, exitUnreachable, exitAuth, exitNotFound, exitInterrupted}
+	netExits   = []int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound}
+	replExits  = []int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitInterrupted}
 )
 
 // flagSet returns an empty flag set for a subcommand. Parse it with

@@ -250,9 +250,9 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if offline != nil && rem.URL.Scheme == "http" && errors.Is(offline, couchdoc.ErrBadRequest) && speaksTLS(ctx, rem.URL) {
 		https := *rem.URL
 		https.Scheme = "https"
-		return &exitError{code: exitUnreachable, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
+		return &exitError{code: exitTransient, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
 	}
-	failNow := !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitUnreachable) ||
+	failNow := !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitTransient) ||
 		!f.continuous && f.retries == 0 // --retries 0: no second try
 	if offline != nil && failNow {
 		err = explain(dir, rem, remotePeer.String(), offline, nil)
@@ -435,10 +435,11 @@ func explain(dir string, rem *remote, remoteName string, err error, results []di
 			msg += "; checkpoint at " + strings.Join(seqs, ", ") + "; run the same command again to resume"
 		}
 		return &exitError{code: code, msg: msg, err: err}
-	case exitUnreachable:
+	case exitTransient:
 		reason := unreachableReason(err)
 		if reason == "" {
-			reason = err.Error()
+			// An answer that may differ next time (5xx, nodedown, garbled).
+			return &exitError{code: code, msg: fmt.Sprintf("%s: %s failing for now: %v (run the same command again to resume)", dir, rem, err), err: err}
 		}
 		return &exitError{code: code, msg: fmt.Sprintf("%s: cannot reach %s: %s", dir, rem, reason), err: err}
 	case exitAuth:

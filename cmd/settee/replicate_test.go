@@ -182,7 +182,7 @@ func TestPouchDB(t *testing.T) {
 	t.Run("Unreachable", func(t *testing.T) {
 		url := fmt.Sprintf("http://alice:s3cret@127.0.0.1:%d/db", testpeer.FreePort(t))
 		r := cli(t, nil, "pull", "--retries", "0", filepath.Join(t.TempDir(), "u.db"), url)
-		failsWith(t, r, exitUnreachable, "cannot reach", "connection refused")
+		failsWith(t, r, exitTransient, "cannot reach", "connection refused")
 		if strings.Contains(r.stderr+r.stdout, "s3cret") {
 			t.Errorf("password printed: %s", r.stderr)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -41,5 +42,38 @@ func TestRetriesMeanAttemptsPerStep(t *testing.T) {
 	// The end event counts the retries (the replicator's, not the client's).
 	if evs := events(t, r.stdout); evs[len(evs)-1]["retries"] != float64(3) {
 		t.Fatalf("end event %v, want 3 retries", evs[len(evs)-1])
+	}
+}
+
+// TestClusterNodedownExitsTransient: a cluster answering 412 nodedown (the
+// recorded body) for longer than --retries allows is a transient failure:
+// each attempt is made, and the exit code is 3, not 1.
+func TestClusterNodedownExitsTransient(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/cluster/nodedown.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/db":
+			_, _ = w.Write([]byte(`{"db_name":"db","doc_count":1,"doc_del_count":0,"update_seq":"1-x","instance_start_time":"0"}`))
+		case strings.HasPrefix(r.URL.Path, "/db/_local/"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"not_found","reason":"missing"}`))
+		default:
+			if r.URL.Path == "/db/_changes" {
+				changes.Add(1)
+			}
+			w.WriteHeader(http.StatusPreconditionFailed)
+			_, _ = w.Write(body)
+		}
+	}))
+	defer srv.Close()
+	r := cli(t, nil, "pull", "--retries", "2", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
+	failsWith(t, r, exitTransient, "412", "nodedown", "progress not possible", "run the same command again")
+	if n := changes.Load(); n != 3 {
+		t.Fatalf("--retries 2: the changes feed was asked %d times, want 3", n)
 	}
 }

@@ -17,12 +17,12 @@ func TestTLS(t *testing.T) {
 	dbURL := strings.Replace(root, "http://", "https://", 1) + "/tls"
 
 	r := cli(t, nil, "pull", "--retries", "0", filepath.Join(dir, "x.db"), dbURL)
-	failsWith(t, r, exitUnreachable, "cannot reach "+dbURL, "unknown authority")
+	failsWith(t, r, exitTransient, "cannot reach "+dbURL, "unknown authority")
 
 	// Plain HTTP to the HTTPS server: unreachable (3), and the fix said.
 	plain := root + "/tls"
 	r = cli(t, nil, "pull", "--retries", "0", filepath.Join(dir, "x.db"), plain)
-	failsWith(t, r, exitUnreachable, "the server speaks HTTPS, not HTTP: use "+dbURL)
+	failsWith(t, r, exitTransient, "the server speaks HTTPS, not HTTP: use "+dbURL)
 
 	pulled := filepath.Join(dir, "ca.db")
 	ok(t, "pull", "--ca-file", cert, pulled, dbURL)

@@ -103,12 +103,12 @@ func TestOneShotOfflineMessage(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "p.db")
 	u := fmt.Sprintf("http://127.0.0.1:%d/x", closedPort(t))
 	r := cli(t, nil, "pull", "--timeout", "2s", p, u)
-	failsWith(t, r, exitUnreachable, "cannot reach", "connection refused")
+	failsWith(t, r, exitTransient, "cannot reach", "connection refused")
 	if !strings.Contains(r.stdout, "retrying up to 3 times before giving up") || strings.Contains(r.stdout, "Ctrl-C") {
 		t.Errorf("one-shot offline line: %q", r.stdout)
 	}
 	r = cli(t, nil, "pull", "--retries", "0", p, u)
-	failsWith(t, r, exitUnreachable, "cannot reach")
+	failsWith(t, r, exitTransient, "cannot reach")
 	if r.stdout != "" {
 		t.Errorf("--retries 0 printed %q", r.stdout)
 	}

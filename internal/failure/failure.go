@@ -1,7 +1,7 @@
 // Package failure is Settee's one classification of failed calls to a
 // peer: what may succeed if asked again (Transient), what means the peer
-// could not be talked to at all (Unreachable), and how long the peer asked
-// us to wait (Delay). The replicator (sync), the HTTP client
+// could not be talked to at all (Unreachable), what only new credentials
+// fix (Auth), and how long the peer asked us to wait (Delay). The replicator (sync), the HTTP client
 // (sync/couch.IsRetryable) and the CLI's exit codes all use it, so they
 // never disagree.
 //
@@ -30,7 +30,8 @@ import (
 //   - an error with a Transient() bool method decides for itself (the HTTP
 //     client's errors do: 5xx, 408 and 429 answers, unreachable peers but
 //     for refused TLS certificates);
-//   - a *couchdoc.Error with status 5xx, 408 or 429;
+//   - a *couchdoc.Error with status 5xx, 408 or 429, or CouchDB's
+//     cluster answer 412 "nodedown" (TransientAnswer);
 //   - a peer's answer that does not parse (wire.ErrMalformed, which the
 //     HTTP client also makes of attachment bytes failing their digest
 //     while it reads an answer): the bytes were damaged on the way or the
@@ -60,7 +61,7 @@ func Transient(err error) bool {
 	}
 	var ce *couchdoc.Error
 	if errors.As(err, &ce) {
-		return TransientStatus(ce.Status)
+		return TransientAnswer(ce.Status, ce.Name)
 	}
 	return Unreachable(err) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
@@ -69,6 +70,25 @@ func Transient(err error) bool {
 // different if the request is repeated: 5xx, 408 and 429.
 func TransientStatus(s int) bool {
 	return s >= 500 || s == http.StatusRequestTimeout || s == http.StatusTooManyRequests
+}
+
+// TransientAnswer reports whether a CouchDB error answer may be different
+// if the request is repeated: TransientStatus, or 412 "nodedown", which a
+// cluster answers while the shard copies a request needs are on nodes that
+// are down or in maintenance mode (chttpd's {nodedown, Reason} and
+// {maintenance_mode, Node}). CouchDB's other cluster-availability answers
+// are 5xx already: 500 "timeout", 500 "write_quorum_not_met", 503
+// "service unavailable" (all workers died).
+func TransientAnswer(status int, name string) bool {
+	return TransientStatus(status) || status == http.StatusPreconditionFailed && name == "nodedown"
+}
+
+// Auth reports whether err is a refusal of the credentials: 401
+// (unauthorized) or 403 (forbidden). Repeating the request with the same
+// credentials gets the same answer; new credentials may not.
+func Auth(err error) bool {
+	s := couchdoc.StatusOf(err)
+	return s == http.StatusUnauthorized || s == http.StatusForbidden
 }
 
 // Unreachable reports whether err means that no answer came from the peer:

@@ -49,6 +49,12 @@ func TestClassification(t *testing.T) {
 		{"404", couchdoc.ErrNotFound, false, false},
 		{"409", couchdoc.ErrConflict, false, false},
 		{"412", couchdoc.ErrFileExists, false, false},
+		{"412 nodedown", couchdoc.FromBody(412, "nodedown", "progress not possible"), true, false},
+		{"412 nodedown, maintenance mode", fmt.Errorf("x: %w", couchdoc.FromBody(412, "nodedown", "n2@127.0.0.1")), true, false},
+		{"412 missing_stub", couchdoc.FromBody(412, "missing_stub", "x"), false, false},
+		{"500 timeout", couchdoc.FromBody(500, "timeout", "The request could not be processed in a reasonable amount of time."), true, false},
+		{"500 write_quorum_not_met", couchdoc.FromBody(500, "write_quorum_not_met", ""), true, false},
+		{"503 all workers died", couchdoc.FromBody(503, "service unavailable", "Nodes are unable to service this request due to overloading or maintenance mode."), true, false},
 		{"digest mismatch", couchdoc.Errorf(couchdoc.ErrDigestMismatch, "x"), false, false},
 		{"garbled answer", &wire.MalformedError{What: "answer", Err: errors.New("bad json")}, true, false},
 		{"cut body", fmt.Errorf("read: %w", io.ErrUnexpectedEOF), true, false},
@@ -65,6 +71,22 @@ func TestClassification(t *testing.T) {
 		}
 		if got := Unreachable(c.err); got != c.unreachable {
 			t.Errorf("%s: Unreachable(%v) = %v, want %v", c.name, c.err, got, c.unreachable)
+		}
+	}
+	for _, c := range []struct {
+		err  error
+		auth bool
+	}{
+		{couchdoc.ErrUnauthorized, true},
+		{fmt.Errorf("x: %w", couchdoc.ErrForbidden), true},
+		{couchdoc.FromBody(403, "forbidden", "You are not allowed to access this db."), true},
+		{couchdoc.ErrNotFound, false},
+		{couchdoc.FromBody(412, "nodedown", "progress not possible"), false},
+		{errors.New("x"), false},
+		{nil, false},
+	} {
+		if got := Auth(c.err); got != c.auth {
+			t.Errorf("Auth(%v) = %v, want %v", c.err, got, c.auth)
 		}
 	}
 	if d := Delay(fmt.Errorf("x: %w", waits(3*time.Second))); d != 3*time.Second {

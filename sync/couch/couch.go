@@ -104,8 +104,9 @@ type DB struct {
 	hasAuth bool
 	client  *http.Client
 
-	mu     gosync.Mutex
-	cookie string // AuthSession cookie of the session
+	mu      gosync.Mutex
+	cookie  string // AuthSession cookie of the session
+	refused string // credentialKey of the last request refused with 401/403
 
 	requests, retries, sent, received atomic.Int64
 }

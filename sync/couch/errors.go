@@ -28,9 +28,9 @@ func (e *HTTPError) Error() string {
 // Unwrap returns the CouchDB error.
 func (e *HTTPError) Unwrap() error { return e.Err }
 
-// Transient reports whether repeating the request may succeed: 5xx, 408
-// and 429.
-func (e *HTTPError) Transient() bool { return failure.TransientStatus(e.Err.Status) }
+// Transient reports whether repeating the request may succeed: 5xx, 408,
+// 429 and a cluster's 412 "nodedown" (failure.TransientAnswer).
+func (e *HTTPError) Transient() bool { return failure.TransientAnswer(e.Err.Status, e.Err.Name) }
 
 // RetryDelay is the server's Retry-After: retry loops wait at least that
 // long.
@@ -74,7 +74,7 @@ var errTimeout = errors.New("no answer within the timeout")
 
 // IsRetryable reports whether a failed call may succeed if repeated: the
 // peer was unreachable, timed out or cut the answer short, answered 5xx,
-// 408 or 429, or sent an answer that does not parse (attachment bytes that
+// 408, 429 or a cluster's 412 "nodedown", or sent an answer that does not parse (attachment bytes that
 // fail their digest while an answer is read included). Answers such as
 // 400, 401, 403, 404, 409 and 412, a digest mismatch of bytes the caller
 // sends, refused certificates, a canceled context and errors of unknown

@@ -241,6 +241,9 @@ func (db *DB) once(ctx context.Context, r *request, attempt int) (*http.Response
 		if resp.StatusCode < 400 {
 			ce = &couchdoc.Error{Status: resp.StatusCode, Name: "unexpected_redirect", Reason: "redirected to " + resp.Header.Get("Location")}
 		}
+		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && !r.noAuth {
+			db.noteRefused(req)
+		}
 		return fail(&HTTPError{Peer: db.name, Method: r.method, Path: ev.Path, RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: ce})
 	}
 	resp.Body = &respBody{rc: resp.Body, db: db, timer: timer, idle: idle, cancel: cancel, timedOut: &timedOut,
