@@ -118,7 +118,15 @@ func (r *replication) session(ctx context.Context) error {
 	if hasUUID(src, tgt) && sharedIdentity(srcLog, tgtLog) {
 		r.emit(Event{Kind: EventSharedIdentity, Err: ErrSharedIdentity})
 	}
+	if (srcLog == nil) != (tgtLog == nil) {
+		if srcLog, tgtLog, err = r.recheckLogs(ctx, srcLog, tgtLog); err != nil {
+			return err
+		}
+	}
 	startSeq, history := compareLogs(srcLog, tgtLog)
+	if (srcLog == nil) != (tgtLog == nil) {
+		startSeq, history = r.oneSidedStart(srcLog, tgtLog, srcInfo, tgtInfo)
+	}
 	if srcLog == nil && tgtLog == nil {
 		if startSeq, history, err = r.seedStart(ctx); err != nil {
 			return err

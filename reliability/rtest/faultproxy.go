@@ -10,6 +10,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -42,7 +45,21 @@ const (
 	// CRC-32: corruption in transit that only the gzip trailer reveals, at
 	// the very end of the body. Answers that are not gzip pass unchanged.
 	GzipCorrupt Kind = "gzip-corrupt"
+	// Nodedown answers 412 with the body a CouchDB cluster sends while
+	// shard copies a request needs are on a node that is down
+	// (testdata/cluster/nodedown.json), without asking the server.
+	Nodedown Kind = "nodedown"
 )
+
+// NodedownBody is the recorded body of a cluster's 412 nodedown answer.
+var NodedownBody = func() []byte {
+	_, file, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "testdata", "cluster", "nodedown.json"))
+	if err != nil {
+		panic(err)
+	}
+	return bytes.TrimSpace(b)
+}()
 
 // Plan says which faults to inject: each request gets a fault with
 // probability Prob, its kind drawn from Kinds.
@@ -226,6 +243,12 @@ func (fp *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Status:
 		fp.count(d.kind)
 		writeStatus(w, d)
+		return
+	case Nodedown:
+		fp.count(d.kind)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusPreconditionFailed)
+		_, _ = w.Write(NodedownBody)
 		return
 	case StatusAfter:
 		rec := &discardWriter{h: http.Header{}}

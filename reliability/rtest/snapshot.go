@@ -337,3 +337,51 @@ func Redact(u string) string {
 }
 
 var _ = couchdoc.ErrNotFound
+
+// LocalWinners maps each document of a local store to its winning
+// revision (deleted ones included), from the store's _all_docs.
+func LocalWinners(ctx context.Context, t testing.TB, db *localdb.DB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ids := []string{}
+	for id := range LocalSnapshot(ctx, t, db) {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return out
+	}
+	if _, err := db.AllDocs(ctx, localdb.AllDocsOptions{Keys: ids}, func(r *localdb.AllDocsRow) error {
+		out[r.ID] = r.Rev
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// RemoteWinners maps each document of a remote database to its winning
+// revision (deleted ones included), from _all_docs with keys.
+func RemoteWinners(ctx context.Context, t testing.TB, dbURL string, ids []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out
+	}
+	var res struct {
+		Rows []struct {
+			ID    string `json:"id"`
+			Value struct {
+				Rev string `json:"rev"`
+			} `json:"value"`
+		} `json:"rows"`
+	}
+	if st := DoJSON(ctx, t, "POST", dbURL+"/_all_docs", map[string]any{"keys": ids}, &res); st != http.StatusOK {
+		t.Fatalf("POST _all_docs: %d", st)
+	}
+	for _, r := range res.Rows {
+		if r.ID != "" {
+			out[r.ID] = r.Value.Rev
+		}
+	}
+	return out
+}
