@@ -398,6 +398,11 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		if f.continuous {
 			f.end(last) // best effort on shutdown
 		}
+	case errors.Is(err, localdb.ErrClosed):
+		// The database was deleted (or the server is stopping) under the
+		// feed: it ends as a feed does, with the position it reached; the
+		// client's next request learns why.
+		f.end(last)
 	default:
 		s.feedError(w, r, f, err)
 	}

@@ -86,6 +86,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if bw, ok := r.Body.(*bodyWatch); ok && bw.tooLarge {
 		// The limit tripped, whatever layer reported the failed read.
 		ce = toCouchError(bw.err)
+	} else if ok && bw.cut {
+		// The client's body broke off, whatever layer reported it: the
+		// client is most likely gone (CouchDB answers nothing then). A
+		// 400, should it still listen; nothing failed here.
+		ce = couchdoc.Errorf(couchdoc.ErrBadRequest, "the request body ended early: %v", bw.err)
 	}
 	if ce.Status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -169,20 +174,28 @@ func requestBodyError(what string, err error) error {
 	return badRequest("invalid %s body: %v", what, err)
 }
 
-// bodyWatch remembers that the size limit tripped while reading a request
-// body, even when a layer in between (the store, a parser) reports the
-// failed read as some other error.
+// bodyWatch remembers that the size limit tripped, or that the body broke
+// off (the client went away), while reading a request body, even when a
+// layer in between (the store, a parser) reports the failed read as some
+// other error.
 type bodyWatch struct {
 	io.ReadCloser
 	tooLarge bool
+	cut      bool // the client's body broke off
 	err      error
 }
 
 func (b *bodyWatch) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	var mbe *http.MaxBytesError
-	if err != nil && errors.As(err, &mbe) {
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.As(err, &mbe):
 		b.tooLarge, b.err = true, err
+	default:
+		// The body ended before its length, or the connection broke:
+		// the client went away mid-request.
+		b.cut, b.err = true, err
 	}
 	return n, err
 }
