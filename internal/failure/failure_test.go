@@ -51,6 +51,8 @@ func TestClassification(t *testing.T) {
 		{"412", couchdoc.ErrFileExists, false, false},
 		{"412 nodedown", couchdoc.FromBody(412, "nodedown", "progress not possible"), true, false},
 		{"412 nodedown, maintenance mode", fmt.Errorf("x: %w", couchdoc.FromBody(412, "nodedown", "n2@127.0.0.1")), true, false},
+		{"500 nodedown (a worker's node died)", couchdoc.FromBody(500, "nodedown", "progress not possible"), true, false},
+		{"500 no shards", couchdoc.FromBody(500, "internal_server_error", "No DB shards could be opened."), true, false},
 		{"412 missing_stub", couchdoc.FromBody(412, "missing_stub", "x"), false, false},
 		{"500 timeout", couchdoc.FromBody(500, "timeout", "The request could not be processed in a reasonable amount of time."), true, false},
 		{"500 write_quorum_not_met", couchdoc.FromBody(500, "write_quorum_not_met", ""), true, false},
