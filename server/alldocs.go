@@ -2,6 +2,8 @@ package server
 
 import (
 	"bufio"
+	"context"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -9,15 +11,30 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
+// errKeysAndKey is CouchDB's answer to keys given with key, start_key or
+// end_key.
+var errKeysAndKey = &couchdoc.Error{Status: http.StatusBadRequest, Name: "query_parse_error",
+	Reason: "`keys` is incompatible with `key`, `start_key` and `end_key`"}
+
+// allDocsParams are _all_docs' options and what the store does not see:
+// whether include_docs inlines attachment bodies.
+type allDocsParams struct {
+	localdb.AllDocsOptions
+	attachments bool
+}
+
 // parseAllDocs reads _all_docs' parameters from the query and, for POST,
 // the body's "keys".
-func parseAllDocs(r *http.Request) (localdb.AllDocsOptions, error) {
+func parseAllDocs(r *http.Request) (allDocsParams, error) {
 	q := newQuery(r.URL)
-	var o localdb.AllDocsOptions
+	var p allDocsParams
+	o := &p.AllDocsOptions
+	var ranged []string // the values of key, start_key and end_key given
 	strKey := func(names ...string) string {
 		for _, n := range names {
 			var s string
 			if q.has(n) && q.json(n, &s) {
+				ranged = append(ranged, s)
 				return s
 			}
 		}
@@ -42,24 +59,34 @@ func parseAllDocs(r *http.Request) (localdb.AllDocsOptions, error) {
 	o.Skip = int(q.int("skip", 0))
 	o.Descending = q.bool("descending")
 	o.IncludeDocs = q.bool("include_docs")
+	p.attachments = o.IncludeDocs && q.bool("attachments")
 	o.Conflicts = q.bool("conflicts")
 	o.ExclusiveEnd = !q.boolDefault("inclusive_end", true)
 	if q.err != nil {
-		return o, q.err
+		return p, q.err
 	}
 	if r.Method == http.MethodPost {
 		var body struct {
 			Keys []string `json:"keys"`
 		}
 		if err := decodeJSONBody(r, &body); err != nil {
-			return o, err
+			return p, err
 		}
 		if body.Keys == nil {
-			return o, badRequest("`keys` body member must be an array.")
+			return p, badRequest("`keys` body member must be an array.")
 		}
 		o.Keys = body.Keys
 	}
-	return o, nil
+	if len(o.Keys) > 0 && len(ranged) > 0 {
+		// CouchDB takes keys=[K] as key=K, so only that one key may
+		// come with it.
+		for _, k := range ranged {
+			if len(o.Keys) > 1 || k != o.Keys[0] {
+				return p, errKeysAndKey
+			}
+		}
+	}
+	return p, nil
 }
 
 // serveAllDocs is GET|POST /{db}/_all_docs, and /{db}/_design_docs (the
@@ -69,11 +96,12 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
 		return
 	}
-	o, err := parseAllDocs(r)
+	p, err := parseAllDocs(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	o := p.AllDocsOptions
 	if design {
 		lo, hi := "_design/", "_design0"
 		if o.Descending {
@@ -148,9 +176,14 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 		bw.WriteString("}")
 		if o.IncludeDocs {
 			bw.WriteString(`,"doc":`)
-			if row.Doc == nil || row.Deleted {
+			switch {
+			case row.Doc == nil || row.Deleted:
 				bw.WriteString("null")
-			} else {
+			case p.attachments && len(row.Doc.Attachments) > 0:
+				if err := writeInlineDoc(r.Context(), bw, db, row.Doc, o.Conflicts); err != nil {
+					return err
+				}
+			default:
 				b, err := row.Doc.MarshalJSON()
 				if err != nil {
 					return err
@@ -177,6 +210,17 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 	start()
 	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + offset + updateSeq + "}\n")
 	bw.Flush()
+}
+
+// writeInlineDoc writes a document read again with its attachment bodies
+// inline (base64 "data" instead of stubs), as attachments=true asks.
+func writeInlineDoc(ctx context.Context, w io.Writer, db *localdb.DB, doc *couchdoc.Doc, conflicts bool) error {
+	full, err := db.Get(ctx, doc.ID, localdb.GetOptions{Rev: doc.Rev, Attachments: true, Conflicts: conflicts})
+	if err != nil {
+		return err
+	}
+	defer closeBodies(full)
+	return writeDocJSON(w, full)
 }
 
 // serveLocalDocs is GET /{db}/_local_docs: every local document, with

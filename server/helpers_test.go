@@ -132,6 +132,17 @@ func (ts *tserver) wantError(status int, name, method, path string, body any, hd
 	}
 }
 
+// wantReason checks a CouchDB error answer to the letter: status, error
+// name and reason, as CouchDB's clients match on them.
+func (ts *tserver) wantReason(status int, name, reason, method, path string, body any, hdr ...string) {
+	ts.t.Helper()
+	r := ts.do(method, path, body, hdr...)
+	m := r.json(ts.t)
+	if r.status != status || m["error"] != name || m["reason"] != reason {
+		ts.t.Fatalf("%s %s: %d %s, want %d {\"error\":%q,\"reason\":%q}", method, path, r.status, r.body, status, name, reason)
+	}
+}
+
 // updateSeq returns the database's update_seq.
 func (ts *tserver) updateSeq(db string) float64 {
 	ts.t.Helper()
