@@ -44,6 +44,7 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 		}
 		if err == nil {
 			err = checkBulkDoc(doc, newEdits)
+			inlineDigestsIgnored(doc)
 		}
 		if err != nil {
 			s.writeError(w, r, err)
