@@ -44,8 +44,9 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 		if err == nil {
 			doc.Rev, err = requestRev(r, doc.Rev)
 		}
-		if err == nil && len(doc.Attachments) > 0 {
-			err = badRequest("local documents cannot have attachments")
+		if err == nil {
+			// CouchDB keeps a local document's body alone.
+			doc.Attachments = nil
 		}
 		var n int64
 		if err == nil && doc.Rev != "" {

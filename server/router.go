@@ -19,7 +19,17 @@ type route struct {
 	docID   string // full id, with "_design/" or "_local/" prefix
 	att     string // attachment name, may hold '/'
 	dbSlash bool   // "/{db}/" with a trailing slash
+	// refused is CouchDB's answer to a database path it refuses once the
+	// database is known to exist.
+	refused *couchdoc.Error
 }
+
+// CouchDB's answers to /{db}/_local without an id, and to a local
+// document's attachment (chttpd_db:db_req).
+var (
+	errBadLocalID      = &couchdoc.Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "Invalid _local document id."}
+	errLocalAttachment = &couchdoc.Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "_local documents do not accept attachments."}
+)
 
 // parseRoute splits an escaped URL path.
 func parseRoute(escaped string) (route, error) {
@@ -52,14 +62,18 @@ func parseRoute(escaped string) (route, error) {
 	case len(rest) == 0:
 	case len(rest) == 1 && rest[0] == "":
 		rt.dbSlash = true
+	case rest[0] == "_local" && (len(rest) < 2 || rest[1] == ""):
+		rt.refused = errBadLocalID
+	case rest[0] == "_local" && len(rest) > 2:
+		// A raw '/' after a local id names an attachment (an id's own
+		// '/' travels as %2F), and local documents have none.
+		rt.refused = errLocalAttachment
 	case rest[0] == "_local" || rest[0] == "_design":
 		if len(rest) < 2 || rest[1] == "" {
 			return rt, badRequest("Document id must not be empty")
 		}
 		rt.docID = rest[0] + "/" + rest[1]
-		if rest[0] == "_local" {
-			rt.docID = strings.Join(rest, "/")
-		} else if len(rest) > 2 {
+		if len(rest) > 2 {
 			rt.att = strings.Join(rest[2:], "/")
 		}
 	case rest[0] == "_index" && len(rest) > 1:
@@ -132,7 +146,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	db, err := s.dbs.get(r.Context(), rt.db)
-	if rt.docID == "" && rt.special == "" {
+	if rt.docID == "" && rt.special == "" && rt.refused == nil {
 		s.serveDB(w, r, rt, db, err)
 		return
 	}
@@ -141,6 +155,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case rt.refused != nil:
+		s.writeError(w, r, rt.refused)
 	case rt.special != "":
 		s.serveDBEndpoint(w, r, rt, db)
 	case couchdoc.IsLocalID(rt.docID):

@@ -135,7 +135,10 @@ func TestParseRoute(t *testing.T) {
 		{"/db/_design%2Ffoo", route{db: "db", docID: "_design/foo"}},
 		{"/db/_design/foo/a%2Fb", route{db: "db", docID: "_design/foo", att: "a/b"}},
 		{"/db/_local/x", route{db: "db", docID: "_local/x"}},
-		{"/db/_local/x/y", route{db: "db", docID: "_local/x/y"}},
+		{"/db/_local/x%2Fy", route{db: "db", docID: "_local/x/y"}},
+		{"/db/_local/x/y", route{db: "db", refused: errLocalAttachment}},
+		{"/db/_local/", route{db: "db", refused: errBadLocalID}},
+		{"/db/_local", route{db: "db", refused: errBadLocalID}},
 		{"/db/_foo", route{db: "db", docID: "_foo"}},
 		{"/db/%C3%BC", route{db: "db", docID: "ü"}},
 	}
@@ -145,7 +148,7 @@ func TestParseRoute(t *testing.T) {
 			t.Errorf("parseRoute(%q) = %+v, %v; want %+v", c.path, got, err, c.want)
 		}
 	}
-	for _, bad := range []string{"/db/%zz", "/db/_local/", "/db/_design", "/db/_changes/x"} {
+	for _, bad := range []string{"/db/%zz", "/db/_design", "/db/_changes/x"} {
 		if _, err := parseRoute(bad); err == nil {
 			t.Errorf("parseRoute(%q) accepted", bad)
 		}
