@@ -61,8 +61,8 @@ var (
 	ErrConflict = &Error{Status: http.StatusConflict, Name: "conflict", Reason: "Document update conflict."}
 	// ErrBadRequest: malformed input (JSON, ids, revs, parameters).
 	ErrBadRequest = &Error{Status: http.StatusBadRequest, Name: "bad_request", Reason: "bad request"}
-	// ErrIllegalDocID: an id CouchDB reserves (starting with '_' but not
-	// _design/ or _local/).
+	// ErrIllegalDocID: an id CouchDB refuses: empty, not UTF-8, or
+	// reserved (starting with '_' but not _design/NAME or _local/NAME).
 	ErrIllegalDocID = &Error{Status: http.StatusBadRequest, Name: "illegal_docid", Reason: "Only reserved document ids may start with underscore."}
 	// ErrDocValidation: a document body CouchDB would refuse (bad special member).
 	ErrDocValidation = &Error{Status: http.StatusBadRequest, Name: "doc_validation", Reason: "invalid document"}

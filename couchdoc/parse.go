@@ -8,9 +8,11 @@ import (
 // ParseDoc decodes a CouchDB document from JSON, splitting the special
 // members from the user's fields (kept in their original order in Body).
 // It rejects what CouchDB rejects: a non-object, unknown special members
-// ("_foo"), and special members of the wrong type or with bad rev ids. The
-// _id is not required here: callers validate it where one is needed.
-// Read-only members (_conflicts, _revs_info, ...) are ignored, as CouchDB does.
+// ("_foo"), special members of the wrong type or with bad rev ids, and an
+// empty _id. An absent _id is no error: callers validate the id where one
+// is needed.
+// Read-only members (_conflicts, _revs_info, ...) are ignored, as CouchDB does;
+// _access and the _replication_* members stay in Body (see specialInBody).
 //
 // The result does not alias data. Replicated documents go through here one
 // by one, so it checks the syntax once (validJSON) and then reads the input
@@ -36,7 +38,7 @@ func ParseDoc(data []byte) (*Doc, error) {
 			break
 		}
 		i = next
-		if len(m.key) > 2 && m.key[1] == '_' {
+		if len(m.key) > 2 && m.key[1] == '_' && !bodyMemberRaw(m.key) {
 			if err := doc.setSpecialRaw(m); err != nil {
 				return nil, err
 			}
@@ -44,7 +46,7 @@ func ParseDoc(data []byte) (*Doc, error) {
 		}
 		if len(m.key) > 2 && m.key[1] == '\\' {
 			// An escaped first character may decode to '_'.
-			if k := decodeString(m.key); k != "" && k[0] == '_' {
+			if k := decodeString(m.key); k != "" && k[0] == '_' && !specialInBody[k] {
 				if err := doc.setSpecial(k, m.value); err != nil {
 					return nil, err
 				}
@@ -71,6 +73,31 @@ func ParseDoc(data []byte) (*Doc, error) {
 	return doc.checkRevisions()
 }
 
+// specialInBody are the special members CouchDB 3.5 keeps in the body, as
+// user fields (couch_doc:transfer_fields): per-document access control,
+// and the state CouchDB's replicator writes into _replicator documents.
+var specialInBody = map[string]bool{
+	"_access": true, "_replication_id": true, "_replication_state": true, "_replication_state_time": true,
+	"_replication_state_reason": true, "_replication_stats": true,
+}
+
+// bodyMemberRaw reports whether a JSON-encoded key starting with '_' names
+// one of specialInBody.
+func bodyMemberRaw(key []byte) bool {
+	if len(key) < len(`"_access"`) || key[2] != 'a' && key[2] != 'r' && key[2] != '\\' {
+		return false
+	}
+	k, plain := plainString(key)
+	if !plain {
+		return specialInBody[decodeString(key)]
+	}
+	return specialInBody[string(k)]
+}
+
+// errEmptyID is CouchDB's answer to "_id": "" (couch_doc:transfer_fields
+// validates every _id it reads). An absent _id is no error here.
+var errEmptyID = Errorf(ErrIllegalDocID, "Document id must not be empty")
+
 // setSpecialRaw sets the special member m (its key starts with '_'), taking
 // the fast path for the common shapes and setSpecial for the rest.
 func (doc *Doc) setSpecialRaw(m member) error {
@@ -82,6 +109,9 @@ func (doc *Doc) setSpecialRaw(m member) error {
 	switch string(key) {
 	case "_id":
 		if s, ok := plainString(v); ok {
+			if len(s) == 0 {
+				return errEmptyID
+			}
 			doc.ID = string(s)
 			return nil
 		}

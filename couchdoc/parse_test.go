@@ -49,6 +49,45 @@ var parseSeeds = []string{
 	"{\"x\xe2\x80\xa8\":1,\"\xff\":2,\"_\xff\":3}", "{\"_id\":\"\xff\"}", "{\"_rev\":\"1-\xff\"}",
 	`{"_id":"a\"b","_rev":"1-a\\b"}`, `{"_id":"a\\"}`, `{"a":"\\\\","b":"\\"}`,
 	`{"n":-0.5e+10,"t":true,"f":false,"z":null,"s":"","arr":[],"obj":{}}`,
+	`{"_replication_state":"completed","_replication_id":"x","a":1,"_access":["u"]}`,
+	`{"_replication_state_time":1,"_replication_state_reason":null,"_replication_stats":{"docs_read":1}}`,
+	`{"\u005freplication_state":"x","_\u0061ccess":[],"_replication_statsX":1}`, `{"_access":1,"_accessX":2}`,
+	`{"_replication":1}`, `{"_a":1}`, `{"_r":1}`,
+	`{"_id":""}`, `{"_id":"\u0000"}`, `{"a":1,"_id":"","_foo":2}`, `{"_foo":2,"_id":""}`, `{"_id":"","_id":"x"}`,
+}
+
+// TestParseEmptyID: "_id": "" is CouchDB's illegal_docid; no _id is fine.
+func TestParseEmptyID(t *testing.T) {
+	for _, in := range []string{`{"_id":""}`, `{"a":1, "_id" : "" }`, `{"\u005fid":""}`} {
+		_, err := ParseDoc([]byte(in))
+		if !errors.Is(err, ErrIllegalDocID) || err.Error() != "illegal_docid: Document id must not be empty" {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	if d, err := ParseDoc([]byte(`{"a":1}`)); err != nil || d.ID != "" {
+		t.Errorf("no _id: %v %v", d, err)
+	}
+}
+
+// TestParseKeepsBodyMembers: the special members CouchDB 3.5 keeps in a
+// document's body (couch_doc:transfer_fields) stay in Body, in order;
+// other unknown special members are doc_validation errors.
+func TestParseKeepsBodyMembers(t *testing.T) {
+	doc, err := ParseDoc([]byte(`{"_id":"r","_replication_id":"abc","x":1,"_replication_state":"error","_replication_state_time":"2026-01-01T00:00:00Z","_replication_state_reason":"why","_replication_stats":{"docs_read":1},"_access":["bob"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"_replication_id":"abc","x":1,"_replication_state":"error","_replication_state_time":"2026-01-01T00:00:00Z","_replication_state_reason":"why","_replication_stats":{"docs_read":1},"_access":["bob"]}`
+	if string(doc.Body) != want || doc.ID != "r" {
+		t.Fatalf("body %s, want %s", doc.Body, want)
+	}
+	for _, bad := range []string{`{"_replication":1}`, `{"_accessx":1}`, `{"_replication_statsX":1}`} {
+		_, err := ParseDoc([]byte(bad))
+		var e *Error
+		if !errors.As(err, &e) || e.Name != "doc_validation" || !strings.HasPrefix(e.Reason, "Bad special document member: _") {
+			t.Errorf("%s: %v, want doc_validation", bad, err)
+		}
+	}
 }
 
 // sameParse fails t when ParseDoc and the reference (parseDocTokens, token

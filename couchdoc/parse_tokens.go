@@ -35,7 +35,7 @@ func parseDocTokens(data []byte) (*Doc, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return nil, Errorf(ErrBadRequest, "invalid JSON: %v", err)
 		}
-		if len(key) == 0 || key[0] != '_' {
+		if len(key) == 0 || key[0] != '_' || specialInBody[key] {
 			if len(body) > 1 {
 				body = append(body, ',')
 			}
@@ -73,6 +73,9 @@ func (doc *Doc) setSpecial(key string, raw json.RawMessage) error {
 	case "_id":
 		if err := json.Unmarshal(raw, &doc.ID); err != nil {
 			return Errorf(ErrBadRequest, "Document id must be a string")
+		}
+		if doc.ID == "" {
+			return errEmptyID
 		}
 	case "_rev":
 		if err := json.Unmarshal(raw, &doc.Rev); err != nil {

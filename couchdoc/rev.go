@@ -50,20 +50,20 @@ func FormatRev(gen int, hash string) string {
 	return strconv.Itoa(gen) + "-" + hash
 }
 
-// ValidateDocID checks a document id the way CouchDB does: non-empty, valid
-// UTF-8, and starting with '_' only for _design/ and _local/ ids.
+// ValidateDocID checks a document id the way CouchDB does
+// (couch_doc:validate_docid): non-empty, valid UTF-8, and starting with '_'
+// only for _design/ and _local/ ids with a name. Every refusal is an
+// ErrIllegalDocID with CouchDB's reason.
 func ValidateDocID(id string) error {
-	if id == "" {
-		return Errorf(ErrBadRequest, "Document id must not be empty")
-	}
-	if !utf8.ValidString(id) {
-		return Errorf(ErrBadRequest, "Document id must be valid UTF-8")
-	}
-	if id[0] == '_' && !strings.HasPrefix(id, DesignPrefix) && !strings.HasPrefix(id, LocalPrefix) {
+	switch {
+	case id == "":
+		return Errorf(ErrIllegalDocID, "Document id must not be empty")
+	case id == DesignPrefix || id == LocalPrefix:
+		return Errorf(ErrIllegalDocID, "Illegal document id `%s`", id)
+	case !utf8.ValidString(id):
+		return Errorf(ErrIllegalDocID, "Document id must be valid UTF-8")
+	case id[0] == '_' && !strings.HasPrefix(id, DesignPrefix) && !strings.HasPrefix(id, LocalPrefix):
 		return Errorf(ErrIllegalDocID, "Only reserved document ids may start with underscore.")
-	}
-	if (id == DesignPrefix) || (id == LocalPrefix) {
-		return Errorf(ErrBadRequest, "Document id must not be empty")
 	}
 	return nil
 }

@@ -77,7 +77,10 @@ func (db *DB) DeleteLocal(ctx context.Context, id, rev string) error {
 }
 
 func (w *wtx) putLocal(doc *couchdoc.Doc) (string, error) {
-	if !couchdoc.IsLocalID(doc.ID) || len(doc.ID) == len(couchdoc.LocalPrefix) {
+	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
+		return "", err
+	}
+	if !couchdoc.IsLocalID(doc.ID) {
 		return "", couchdoc.Errorf(couchdoc.ErrBadRequest, "bad local document id %q", doc.ID)
 	}
 	body, err := doc.ValidBody()

@@ -64,7 +64,6 @@ func TestDeterministicRevs(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	db := open(t)
 	for _, d := range []*couchdoc.Doc{
-		{ID: "", Body: json.RawMessage(`{}`)},
 		{ID: "x", Body: json.RawMessage(`[1]`)},
 		{ID: "x", Body: json.RawMessage(`{"a":`)},
 		{ID: "x", Rev: "bad", Body: json.RawMessage(`{}`)},
@@ -72,8 +71,24 @@ func TestBadInput(t *testing.T) {
 		_, err := db.Put(bg, d)
 		wantErr(t, err, couchdoc.ErrBadRequest)
 	}
-	_, err := db.Put(bg, &couchdoc.Doc{ID: "_foo", Body: json.RawMessage(`{}`)})
-	wantErr(t, err, couchdoc.ErrIllegalDocID)
+	// Ids CouchDB refuses, with its reasons (couch_doc:validate_docid).
+	for id, reason := range map[string]string{
+		"":         "Document id must not be empty",
+		"_foo":     "Only reserved document ids may start with underscore.",
+		"_design/": "Illegal document id `_design/`",
+		"_local/":  "Illegal document id `_local/`",
+		"a\xff":    "Document id must be valid UTF-8",
+	} {
+		_, err := db.Put(bg, &couchdoc.Doc{ID: id, Body: json.RawMessage(`{}`)})
+		wantErr(t, err, couchdoc.ErrIllegalDocID)
+		if err.Error() != "illegal_docid: "+reason {
+			t.Errorf("Put(%q): %v, want reason %q", id, err, reason)
+		}
+		res, err := db.BulkDocs(bg, []*couchdoc.Doc{{ID: id, Body: json.RawMessage(`{}`)}}, true)
+		if err != nil || len(res) != 1 || res[0].Error != "illegal_docid" || res[0].Reason != reason {
+			t.Errorf("BulkDocs(%q): %+v %v", id, res, err)
+		}
+	}
 	info, _ := db.Info(bg)
 	if info.UpdateSeq != 0 {
 		t.Fatalf("bad input changed the db: %+v", info)

@@ -157,6 +157,18 @@ func currentDoc(r *http.Request, db *localdb.DB, id, rev string) (*couchdoc.Doc,
 	return doc, nil
 }
 
+// validateAttNames checks the attachment names of a document as CouchDB
+// does for every document written over HTTP (chttpd_db:
+// validate_attachment_names), replicated ones and local ones included.
+func validateAttNames(doc *couchdoc.Doc) error {
+	for name := range doc.Attachments {
+		if err := validateAttName(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // validateAttName checks an attachment name as CouchDB does.
 func validateAttName(name string) error {
 	if !utf8.ValidString(name) {
@@ -199,7 +211,11 @@ func (s *Server) putAttachment(w http.ResponseWriter, r *http.Request, rt route,
 }
 
 func (s *Server) deleteAttachment(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
-	rev, err := requestRev(r, "")
+	err := validateAttName(rt.att)
+	var rev string
+	if err == nil {
+		rev, err = requestRev(r, "")
+	}
 	if err == nil && rev == "" {
 		err = couchdoc.ErrConflict
 	}

@@ -137,7 +137,7 @@ func checkBulkDoc(doc *couchdoc.Doc, newEdits bool) error {
 		doc.ID = newUUID()
 	}
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
-		return &couchdoc.Error{Status: http.StatusBadRequest, Name: "illegal_docid", Reason: err.(*couchdoc.Error).Reason}
+		return err
 	}
 	if !newEdits && !couchdoc.IsLocalID(doc.ID) {
 		if doc.Rev == "" {
@@ -146,6 +146,9 @@ func checkBulkDoc(doc *couchdoc.Doc, newEdits bool) error {
 		if _, _, err := couchdoc.ParseRev(doc.Rev); err != nil {
 			return err
 		}
+	}
+	if err := validateAttNames(doc); err != nil {
+		return err
 	}
 	for name, a := range doc.Attachments {
 		if a.Follows {

@@ -298,6 +298,9 @@ func inlineDigestsIgnored(doc *couchdoc.Doc) {
 
 // storeDoc writes one document with new_edits true (Put) or false.
 func storeDoc(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) (string, error) {
+	if err := validateAttNames(doc); err != nil {
+		return "", err
+	}
 	inlineDigestsIgnored(doc)
 	if doc.Rev != "" {
 		if _, _, err := couchdoc.ParseRev(doc.Rev); err != nil {

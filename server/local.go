@@ -45,7 +45,9 @@ func (s *Server) serveLocal(w http.ResponseWriter, r *http.Request, rt route, db
 			doc.Rev, err = requestRev(r, doc.Rev)
 		}
 		if err == nil {
-			// CouchDB keeps a local document's body alone.
+			// CouchDB checks the names, then keeps a local document's
+			// body alone.
+			err = validateAttNames(doc)
 			doc.Attachments = nil
 		}
 		var n int64

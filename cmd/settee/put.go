@@ -52,9 +52,8 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("document: %v", err)}
 	}
 	if len(pos) == 3 {
-		doc.ID = pos[1]
-	}
-	if doc.ID == "" {
+		doc.ID = pos[1] // an empty ID argument is refused below, as CouchDB refuses ""
+	} else if doc.ID == "" {
 		doc.ID = randomID()
 	}
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {

@@ -52,6 +52,21 @@ func ParseSort(v any) ([]SortField, error) {
 	return out, nil
 }
 
+// ErrMixedSort is CouchDB's answer to a sort, or an index's fields, in
+// both directions (mango_sort:validate).
+var ErrMixedSort = &couchdoc.Error{Status: http.StatusBadRequest, Name: "unsupported_mixed_sort",
+	Reason: "Sorts currently only support a single direction for all fields."}
+
+// MixedSort reports whether fields go in both directions.
+func MixedSort(fields []SortField) bool {
+	for _, f := range fields {
+		if f.Desc != fields[0].Desc {
+			return true
+		}
+	}
+	return false
+}
+
 // SortJSON is fields as CouchDB lists them: [{"field": "asc"}, ...].
 func SortJSON(fields []SortField) []any {
 	out := make([]any, len(fields))
@@ -195,6 +210,9 @@ func ParseIndexDef(v any) (*Index, error) {
 	}
 	if len(fields) == 0 {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid index definition: fields must not be empty")
+	}
+	if MixedSort(fields) {
+		return nil, ErrMixedSort
 	}
 	ix := &Index{Fields: fields}
 	ix.setPaths()

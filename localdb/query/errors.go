@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
 )
 
 // mangoError is an error CouchDB's mango_error module would give: its
@@ -16,8 +17,8 @@ func mangoError(status int, name, format string, args ...any) *couchdoc.Error {
 var (
 	// ErrNoUsableIndex is a sort no index can serve.
 	ErrNoUsableIndex = mangoError(http.StatusBadRequest, "no_usable_index", "No index exists for this sort, try indexing by the sort fields.")
-	// ErrMixedSort is a sort with both directions.
-	ErrMixedSort = mangoError(http.StatusBadRequest, "unsupported_mixed_sort", "Sorts currently only support a single direction for all fields.")
+	// ErrMixedSort is a sort, or an index's fields, in both directions.
+	ErrMixedSort = mango.ErrMixedSort
 	// ErrIndexNotFound is a DeleteIndex of an index that does not exist; it
 	// is a couchdoc.ErrNotFound.
 	ErrIndexNotFound = couchdoc.Errorf(couchdoc.ErrNotFound, "missing")

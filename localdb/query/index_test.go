@@ -14,7 +14,7 @@ import (
 
 func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 	db := localdbtest.Open(t)
-	res := createIndex(t, db, `{"index": {"fields": ["type", {"when": "desc"}], "partial_filter_selector": {"open": true}}, "ddoc": "orders", "name": "by-type", "type": "json"}`)
+	res := createIndex(t, db, `{"index": {"fields": [{"type": "desc"}, {"when": "desc"}], "partial_filter_selector": {"open": true}}, "ddoc": "orders", "name": "by-type", "type": "json"}`)
 	if *res != (query.CreateResult{Result: "created", ID: "_design/orders", Name: "by-type"}) {
 		t.Fatalf("create: %+v", res)
 	}
@@ -28,9 +28,9 @@ func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 	}
 	var want any
 	json.Unmarshal([]byte(`{"language": "query", "views": {"by-type": {
-		"map": {"fields": {"type": "asc", "when": "desc"}, "partial_filter_selector": {"open": {"$eq": true}}},
+		"map": {"fields": {"type": "desc", "when": "desc"}, "partial_filter_selector": {"open": {"$eq": true}}},
 		"reduce": "_count",
-		"options": {"def": {"fields": ["type", {"when": "desc"}], "partial_filter_selector": {"open": true}}}}}}`), &want)
+		"options": {"def": {"fields": [{"type": "desc"}, {"when": "desc"}], "partial_filter_selector": {"open": true}}}}}}`), &want)
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("design doc %s", doc.Body)
 	}
@@ -38,8 +38,12 @@ func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 	if string(doc.Body) == "" || !json.Valid(doc.Body) {
 		t.Fatal("bad body")
 	}
-	if res := createIndex(t, db, `{"index": {"fields": ["type", {"when": "desc"}], "partial_filter_selector": {"open": true}}, "ddoc": "_design/orders", "name": "by-type"}`); res.Result != "exists" {
+	if res := createIndex(t, db, `{"index": {"fields": [{"type": "desc"}, {"when": "desc"}], "partial_filter_selector": {"open": true}}, "ddoc": "_design/orders", "name": "by-type"}`); res.Result != "exists" {
 		t.Fatalf("second create: %+v", res)
+	}
+	// Both directions are CouchDB's unsupported_mixed_sort (mango_sort:validate).
+	if _, err := query.CreateIndex(bg, db, []byte(`{"index": {"fields": ["type", {"when": "desc"}]}}`)); !errors.Is(err, query.ErrMixedSort) {
+		t.Fatalf("mixed directions: %v", err)
 	}
 	// Default ddoc and name: a hash of the definition, stable.
 	a := createIndex(t, db, `{"index": {"fields": ["n"]}}`)
@@ -55,7 +59,7 @@ func TestCreateIndexStoresCouchDBDesignDoc(t *testing.T) {
 		{"ddoc": null, "name": "_all_docs", "type": "special", "def": {"fields": [{"_id": "asc"}]}},
 		{"ddoc": "`+a.ID+`", "name": "`+a.Name+`", "type": "json", "partitioned": false, "def": {"fields": [{"n": "asc"}]}},
 		{"ddoc": "_design/orders", "name": "by-type", "type": "json", "partitioned": false,
-		 "def": {"fields": [{"type": "asc"}, {"when": "desc"}], "partial_filter_selector": {"open": {"$eq": true}}}}]}`), &wantList)
+		 "def": {"fields": [{"type": "desc"}, {"when": "desc"}], "partial_filter_selector": {"open": {"$eq": true}}}}]}`), &wantList)
 	if !reflect.DeepEqual(gotList, wantList) {
 		t.Fatalf("list %s", lj)
 	}

@@ -56,10 +56,8 @@ func parseRequest(body []byte) (*request, error) {
 		if req.sort, err = mango.ParseSort(v); err != nil {
 			return nil, mangoError(http.StatusBadRequest, "invalid_sort_json", "Sort must be an array of sort specs, not: %s", jsonText(v))
 		}
-		for _, f := range req.sort[min(1, len(req.sort)):] {
-			if f.Desc != req.sort[0].Desc {
-				return nil, ErrMixedSort
-			}
+		if mango.MixedSort(req.sort) {
+			return nil, ErrMixedSort
 		}
 	}
 	if v, ok := m["fields"]; ok {
