@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/localdb"
 )
 
@@ -28,9 +27,10 @@ type feedParams struct {
 	sinceNow  bool
 	heartbeat time.Duration // 0: none
 	timeout   time.Duration // 0: never (heartbeat set)
-	// ddocFilter is a filter function named "ddoc/name": served only to say
-	// whether it exists (no JavaScript runs here).
-	ddocFilter string
+	// ddocFilter is a filter function named "ddoc/name", and viewFilter
+	// the view of filter=_view: served only to say whether they exist (no
+	// JavaScript runs here).
+	ddocFilter, viewFilter string
 	// attachments inlines the bodies of include_docs' attachments.
 	attachments bool
 }
@@ -91,6 +91,7 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 	var body struct {
 		DocIDs   []string        `json:"doc_ids"`
 		Selector json.RawMessage `json:"selector"`
+		Fields   json.RawMessage `json:"fields"`
 	}
 	if r.Method == http.MethodPost {
 		b, err := readBody(r)
@@ -114,17 +115,25 @@ func parseFeedParams(r *http.Request) (*feedParams, error) {
 		}
 		p.opts.DocIDs = body.DocIDs
 	case "_selector":
-		if len(body.Selector) == 0 {
+		if r.Method != http.MethodPost {
 			return nil, badRequest("Selector must be specified in POST payload")
 		}
-		sel, err := mango.Parse(body.Selector)
+		sel, err := changesSelector(body.Selector, body.Fields)
 		if err != nil {
 			return nil, err
 		}
 		p.opts.Filter = sel.MatchDoc
 	case "_design":
 		p.opts.Filter = func(d *couchdoc.Doc) bool { return strings.HasPrefix(d.ID, couchdoc.DesignPrefix) }
+	case "_view":
+		p.viewFilter = q.str("view")
+		if p.viewFilter == "" {
+			return nil, badRequest("`view` filter parameter is not provided.")
+		}
 	default:
+		if strings.HasPrefix(filter, "_") {
+			return nil, badRequest("unknown builtin filter name")
+		}
 		p.ddocFilter = filter
 	}
 	if q.err != nil {
@@ -366,6 +375,10 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		s.writeError(w, r, ddocFilterError(ctx, db, p.ddocFilter))
 		return
 	}
+	if p.viewFilter != "" {
+		s.writeError(w, r, viewFilterError(ctx, db, p.viewFilter))
+		return
+	}
 	f := &feedWriter{w: w, continuous: p.feed == "continuous" || p.feed == "eventsource", eventsource: p.feed == "eventsource"}
 	if p.attachments {
 		f.inline = func(d *couchdoc.Doc) (*couchdoc.Doc, error) {
@@ -444,7 +457,8 @@ func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter
 	f.mu.Lock()
 	f.flush() // what was written goes out, then the body ends short
 	f.mu.Unlock()
-	if !errors.Is(err, context.Canceled) {
+	if !errors.Is(err, context.Canceled) && !errors.Is(err, localdb.ErrClosed) {
+		// A feed ended by DELETE /{db} (or the server's stop) just ends.
 		s.log.Warn("changes feed", "err", err)
 	}
 }
@@ -453,24 +467,4 @@ func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter
 // query give the same one.
 func feedETag(updateSeq int64, query string) string {
 	return opaqueETag(strconv.FormatInt(updateSeq, 10), query)
-}
-
-// ddocFilterError answers a filter function as CouchDB would when it
-// cannot be found (404), and says it is not run here when it exists.
-func ddocFilterError(ctx context.Context, db *localdb.DB, filter string) error {
-	ddoc, name, ok := strings.Cut(filter, "/")
-	if !ok || ddoc == "" || name == "" {
-		return badRequest("`filter` must be of the form `designname/filtername`")
-	}
-	doc, err := db.Get(ctx, couchdoc.DesignPrefix+ddoc, localdb.GetOptions{})
-	if err != nil {
-		return err
-	}
-	var body struct {
-		Filters map[string]json.RawMessage `json:"filters"`
-	}
-	if json.Unmarshal(doc.Body, &body) != nil || body.Filters[name] == nil {
-		return couchdoc.Errorf(couchdoc.ErrNotFound, "missing json key: %s", name)
-	}
-	return badRequest("filter %q is a JavaScript function, which this server does not run (use _doc_ids, _selector or _design)", filter)
 }

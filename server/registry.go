@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -27,6 +28,9 @@ type registry struct {
 	cfg Config
 	mu  gosync.Mutex
 	dbs map[string]*localdb.DB
+	// stopped is set by closeAll: a database closed under a request was
+	// closed by the server's stop, not by DELETE /{db}.
+	stopped atomic.Bool
 }
 
 func newRegistry(cfg Config) *registry {
@@ -206,6 +210,7 @@ func (g *registry) names() ([]string, error) {
 }
 
 func (g *registry) closeAll() error {
+	g.stopped.Store(true)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var errs []error

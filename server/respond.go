@@ -62,8 +62,8 @@ func toCouchError(err error) *couchdoc.Error {
 		return couchdoc.Errorf(couchdoc.ErrTooLarge, "the request body is larger than %d bytes", mbe.Limit)
 	}
 	if errors.Is(err, localdb.ErrClosed) {
-		// The database was deleted or the server is stopping under the
-		// request; clients retry a 503.
+		// The server is stopping under the request (writeError answers
+		// a database deleted under it as missing); clients retry a 503.
 		return &couchdoc.Error{Status: http.StatusServiceUnavailable, Name: "service_unavailable", Reason: "the database was closed", Err: err}
 	}
 	var ce *couchdoc.Error
@@ -81,6 +81,11 @@ func toCouchError(err error) *couchdoc.Error {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return // the client went away
+	}
+	if errors.Is(err, localdb.ErrClosed) && !s.dbs.stopped.Load() {
+		// DELETE /{db} closed the database under this request: as in
+		// CouchDB, the request meets a database that does not exist.
+		err = errNoDB
 	}
 	ce := toCouchError(err)
 	if bw, ok := r.Body.(*bodyWatch); ok && bw.tooLarge {

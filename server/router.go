@@ -161,6 +161,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveDBEndpoint(w, r, rt, db)
 	case couchdoc.IsLocalID(rt.docID):
 		s.serveLocal(w, r, rt, db)
+	case rt.att != "" && strings.HasPrefix(rt.docID, couchdoc.DesignPrefix) && isDesignAction(rt.att):
+		s.serveDesignAction(w, r, rt, db)
 	case rt.att != "":
 		s.serveAttachment(w, r, rt, db)
 	default:
