@@ -178,15 +178,25 @@ func compileField(key string, arg any, path string) (cond, error) {
 	}, nil
 }
 
-// splitPath splits a field path at dots; "\." is a literal dot.
+// SplitPath splits a field path into member names as CouchDB's
+// mango_util:parse_field does: at each dot not preceded by a backslash,
+// then every backslash is dropped, so "a\.b" names the member "a.b" and
+// "\$a" the member "$a" (a name that would otherwise be an operator).
+func SplitPath(key string) []string { return splitPath(key) }
+
 func splitPath(key string) []string {
+	if strings.IndexByte(key, '\\') < 0 {
+		return strings.Split(key, ".")
+	}
 	var parts []string
 	var cur strings.Builder
 	for i := 0; i < len(key); i++ {
 		switch {
-		case key[i] == '\\' && i+1 < len(key) && key[i+1] == '.':
-			cur.WriteByte('.')
-			i++
+		case key[i] == '\\':
+			if i+1 < len(key) && key[i+1] == '.' {
+				cur.WriteByte('.')
+				i++
+			}
 		case key[i] == '.':
 			parts = append(parts, cur.String())
 			cur.Reset()

@@ -208,7 +208,7 @@ func project(doc map[string]any, fields []string) map[string]any {
 		if !ok {
 			continue
 		}
-		parts := strings.Split(f, ".")
+		parts := mango.SplitPath(f)
 		m := out
 		for _, p := range parts[:len(parts)-1] {
 			sub, ok := m[p].(map[string]any)
