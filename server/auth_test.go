@@ -95,37 +95,6 @@ func TestCookieSession(t *testing.T) {
 	}
 }
 
-func TestCORS(t *testing.T) {
-	ts := newTServer(t, Config{CORS: &CORS{Origins: []string{"http://app.example"}, Credentials: true}})
-	r := ts.must(204, "OPTIONS", "/db/_changes", nil,
-		"Origin", "http://app.example", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "Content-Type, X-Evil")
-	h := r.header
-	if h.Get("Access-Control-Allow-Origin") != "http://app.example" || h.Get("Access-Control-Allow-Credentials") != "true" ||
-		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") || h.Get("Access-Control-Allow-Headers") != "content-type" {
-		t.Fatalf("preflight: %v", h)
-	}
-	r = ts.must(200, "GET", "/", nil, "Origin", "http://app.example")
-	if r.header.Get("Access-Control-Allow-Origin") != "http://app.example" || r.header.Get("Access-Control-Expose-Headers") == "" {
-		t.Fatalf("simple request: %v", r.header)
-	}
-	r = ts.must(200, "GET", "/", nil, "Origin", "http://evil.example")
-	if r.header.Get("Access-Control-Allow-Origin") != "" {
-		t.Fatalf("foreign origin allowed: %v", r.header)
-	}
-	r = ts.must(204, "OPTIONS", "/", nil, "Origin", "http://evil.example", "Access-Control-Request-Method", "GET")
-	if r.header.Get("Access-Control-Allow-Origin") != "" {
-		t.Fatalf("foreign preflight allowed: %v", r.header)
-	}
-	star := newTServer(t, Config{CORS: &CORS{Origins: []string{"*"}}})
-	if r := star.must(200, "GET", "/", nil, "Origin", "http://any.example"); r.header.Get("Access-Control-Allow-Origin") != "*" {
-		t.Fatalf("star: %v", r.header)
-	}
-	none := newTServer(t, Config{})
-	if r := none.must(200, "GET", "/", nil, "Origin", "http://any.example"); r.header.Get("Access-Control-Allow-Origin") != "" {
-		t.Fatalf("CORS without config: %v", r.header)
-	}
-}
-
 func TestBodyLimit(t *testing.T) {
 	ts := newTServer(t, Config{MaxBodySize: 1000})
 	ts.must(201, "PUT", "/db", nil)

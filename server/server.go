@@ -76,13 +76,22 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// CORS configures cross-origin requests.
+// CORS configures cross-origin requests as CouchDB's [cors] section does
+// (with [chttpd] enable_cors = true), under the same names.
 type CORS struct {
-	// Origins allowed; "*" allows any (not combinable with Credentials).
+	// Origins are the allowed origins, matched exactly ("https://app.example"),
+	// or "*" for any: [cors] origins.
 	Origins []string
-	// Credentials allows cookies and Authorization on CORS requests.
+	// Credentials allows cookies and Authorization on CORS requests:
+	// [cors] credentials.
 	Credentials bool
-	// MaxAge of preflight answers; default 10 min.
+	// Methods a preflight may ask for: [cors] methods; default CouchDB's
+	// (CONNECT, COPY, DELETE, GET, HEAD, OPTIONS, POST, PUT, TRACE).
+	Methods []string
+	// Headers a preflight may ask for: [cors] headers; default CouchDB's
+	// list (accept, authorization, content-type, if-match, origin, ...).
+	Headers []string
+	// MaxAge of preflight answers: [cors] max_age; default 600 s.
 	MaxAge time.Duration
 }
 
@@ -126,12 +135,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = 64 << 20
 	}
-	if cfg.CORS != nil && cfg.CORS.Credentials {
-		for _, o := range cfg.CORS.Origins {
-			if o == "*" {
-				return nil, errorf("CORS origin \"*\" cannot allow credentials")
-			}
-		}
+	if cfg.CORS != nil && len(cfg.CORS.Origins) == 0 {
+		return nil, errorf("CORS needs at least one origin (or \"*\")")
 	}
 	if (cfg.TLSCertFile == "") != (cfg.TLSKeyFile == "") {
 		return nil, errorf("TLS needs both TLSCertFile and TLSKeyFile")

@@ -107,7 +107,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{DataDir: "x", DBPath: "y"},
 		{DBPath: "y", DBName: "Bad"},
 		{DataDir: "x", TLSCertFile: "c"},
-		{DataDir: "x", CORS: &CORS{Origins: []string{"*"}, Credentials: true}},
+		{DataDir: "x", CORS: &CORS{Credentials: true}},
 		{DataDir: "x", Users: map[string]string{"": "p"}},
 	} {
 		if _, err := New(c); !errors.Is(err, ErrConfig) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server"
@@ -33,13 +35,19 @@ loaded, before the server says it serves.
 Without --user the server accepts anyone as admin, so it only listens on a
 loopback address; with --user (password from --password-file or
 $SETTEE_PASSWORD) it requires that user's credentials and may listen on any
-address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.`,
+address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.
+
+For web apps on another origin, --cors-origins turns on CORS as CouchDB's
+[cors] section does (--cors-credentials, --cors-methods, --cors-headers and
+--cors-max-age are its other settings); PouchDB in a browser needs
+--cors-credentials.`,
 	examples: `  settee serve notes.db                        # http://127.0.0.1:5984/notes
   settee serve --addr 127.0.0.1:6984 ./data     # one database per DATA/NAME.db
   settee serve --create new.db                  # an empty store, made now
   SETTEE_PASSWORD=secret settee serve --addr 0.0.0.0:5984 --user admin \
       --tls-cert cert.pem --tls-key key.pem notes.db
-  settee sync phone.db http://127.0.0.1:5984/notes  # from another shell`,
+  settee sync phone.db http://127.0.0.1:5984/notes  # from another shell
+  settee serve --cors-origins http://localhost:8080 --cors-credentials ./data`,
 	exits: storeExits,
 }
 
@@ -53,6 +61,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	key := fset.String("tls-key", "", "the private key `file` of --tls-cert (PEM)")
 	verbose := fset.Bool("verbose", false, "log one line per request to stderr")
 	create := fset.Bool("create", false, "create the served store file if it does not exist")
+	corsOrigins := fset.String("cors-origins", "", "allow cross-origin requests from these `origins` (comma-separated, or *), as CouchDB's [cors] origins")
+	corsCreds := fset.Bool("cors-credentials", false, "allow cookies and Authorization on cross-origin requests ([cors] credentials)")
+	corsMethods := fset.String("cors-methods", "", "the `methods` a cross-origin request may use ([cors] methods; default CouchDB's)")
+	corsHeaders := fset.String("cors-headers", "", "the request `headers` a cross-origin request may send ([cors] headers; default CouchDB's)")
+	corsMaxAge := fset.Int("cors-max-age", 600, "how long browsers may cache a preflight answer, in `seconds` ([cors] max_age)")
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
 		return err
@@ -64,6 +77,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg := server.Config{Addr: *addr, TLSCertFile: *cert, TLSKeyFile: *key,
 		DBOptions: &localdb.Options{NoCreate: !*create}}
+	if cfg.CORS, err = corsConfig(fset, *corsOrigins, *corsCreds, *corsMethods, *corsHeaders, *corsMaxAge); err != nil {
+		return err
+	}
 	path := pos[0]
 	st, err := os.Stat(path)
 	switch {
@@ -151,6 +167,39 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "settee: stopped")
 	}
 	return err
+}
+
+// corsConfig is the server's CORS from the --cors-* flags: nil without
+// --cors-origins, whose companions then make no sense.
+func corsConfig(fset *flag.FlagSet, origins string, creds bool, methods, headers string, maxAge int) (*server.CORS, error) {
+	if origins == "" {
+		var stray string
+		fset.Visit(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "cors-") {
+				stray = f.Name
+			}
+		})
+		if stray != "" {
+			return nil, usageErrorf("--%s needs --cors-origins", stray)
+		}
+		return nil, nil
+	}
+	if maxAge <= 0 {
+		return nil, usageErrorf("--cors-max-age %d is not a positive number of seconds", maxAge)
+	}
+	return &server.CORS{Origins: corsList(origins), Credentials: creds, Methods: corsList(methods),
+		Headers: corsList(headers), MaxAge: time.Duration(maxAge) * time.Second}, nil
+}
+
+// corsList splits a comma-separated setting as CouchDB's [cors] does.
+func corsList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // dbNameOf makes a CouchDB database name from a file name: lower case,

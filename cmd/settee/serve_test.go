@@ -100,3 +100,37 @@ func pouchScript(t *testing.T, script string, args ...string) []byte {
 	}
 	return stdout.Bytes()
 }
+
+// TestServeCORS: the --cors-* flags turn on CouchDB's [cors] behaviour;
+// without --cors-origins there is none, and its companions alone are a
+// usage error.
+func TestServeCORS(t *testing.T) {
+	dir := t.TempDir()
+	_, root := serveLines(t, "--cors-origins", "http://app.example, http://other.example", "--cors-credentials",
+		"--cors-methods", "GET,PUT,POST", "--cors-max-age", "60", dir)
+	req, _ := http.NewRequest("OPTIONS", root+"/", nil)
+	req.Header.Set("Origin", "http://other.example")
+	req.Header.Set("Access-Control-Request-Method", "PUT")
+	req.Header.Set("Access-Control-Request-Headers", "content-type")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	h := res.Header
+	if res.StatusCode != 204 || h.Get("Access-Control-Allow-Origin") != "http://other.example" || h.Get("Access-Control-Allow-Credentials") != "true" ||
+		h.Get("Access-Control-Allow-Methods") != "GET, PUT, POST" || h.Get("Access-Control-Max-Age") != "60" || h.Get("Access-Control-Allow-Headers") != "content-type" {
+		t.Errorf("preflight: %d %v", res.StatusCode, h)
+	}
+	_, plain := serveLines(t, t.TempDir())
+	req, _ = http.NewRequest("GET", plain+"/", nil)
+	req.Header.Set("Origin", "http://app.example")
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Errorf("CORS without --cors-origins: %q", got)
+	}
+	failsWith(t, cli(t, nil, "serve", "--cors-credentials", t.TempDir()), exitUsage, "--cors-credentials needs --cors-origins")
+}
