@@ -178,3 +178,18 @@ func TestCouchDB35Find(t *testing.T) {
 		{file: "couchdb35-extra/find.jsonl"},
 	})
 }
+
+// TestCouchDB35Clients replays CouchDB 3.5.0's recorded answers to what
+// PouchDB and web apps send beyond replication (testdata/couchdb35-extra/
+// clients.json): _all_docs with attachments=true, inline attachment data
+// replacing a stated digest, _local documents and attachments, attachment
+// names and special members CouchDB refuses or keeps, empty ids, mixed
+// index directions, escaped Mango field names, _selector and _view
+// filters and design functions that are missing.
+func TestCouchDB35Clients(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_clients"},
+		{file: "couchdb35-extra/clients.jsonl"},
+	})
+}
