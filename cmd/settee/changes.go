@@ -9,8 +9,9 @@ import (
 
 var changesHelp = cmdHelp{
 	usage: "settee changes [flags] LOCAL.db",
-	about: `Print a local store's changes feed, one JSON row per line as CouchDB's
-continuous feed does, then {"last_seq":N}. With --follow, keep printing new
+	about: `Print a local store's changes feed, one JSON row after another as
+CouchDB's continuous feed does (one line each when piped), then
+{"last_seq":N}. With --follow, keep printing new
 changes until Ctrl-C.`,
 	examples: `  settee changes notes.db
   settee changes notes.db --since 42 --include-docs

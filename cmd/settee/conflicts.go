@@ -10,8 +10,8 @@ import (
 
 var conflictsHelp = cmdHelp{
 	usage: "settee conflicts [flags] LOCAL.db",
-	about: `List the documents of a local store that have conflicts, one JSON line
-each: the id, the winning revision CouchDB's rules picked, and the other
+	about: `List the documents of a local store that have conflicts, one JSON value
+each (one line each when piped): the id, the winning revision CouchDB's rules picked, and the other
 (conflicting) leaf revisions. Resolve them with "settee resolve".`,
 	examples: `  settee conflicts notes.db
   settee conflicts notes.db --ids     # just the ids, one per line`,

@@ -14,6 +14,9 @@ type cmdHelp struct {
 	about    string // what it does, a paragraph or two
 	examples string // indented shell lines with comments
 	exits    []int  // the exit codes the command can give, listed in its help
+	// ownOutput: the about text says how the command prints (not by
+	// outputHelp's rule, although it takes --json and --pretty).
+	ownOutput bool
 }
 
 // The exit codes commands share, for cmdHelp.exits.
@@ -75,6 +78,9 @@ func printHelp(w io.Writer, fs *flag.FlagSet, h cmdHelp) {
 	if hasFlags {
 		fmt.Fprintln(w, "\nFlags:")
 		printDefaults(w, fs)
+	}
+	if fs.Lookup("pretty") != nil && !h.ownOutput {
+		fmt.Fprintf(w, "\nOutput:\n  %s\n", strings.ReplaceAll(outputHelp, "\n", "\n  "))
 	}
 	if h.examples != "" {
 		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(h.examples, "\n"))

@@ -22,7 +22,8 @@ not, so a push with it and one without share their checkpoint). --json
 (or --pretty) prints a JSON object with the count and the ids instead.`,
 	examples: `  settee pending notes.db https://couch.example.com/notes
   settee pending notes.db https://couch.example.com/notes --json`,
-	exits: storeExits,
+	exits:     storeExits,
+	ownOutput: true,
 }
 
 func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) error {
