@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -52,7 +53,7 @@ func parseFlags(fs *flag.FlagSet, h cmdHelp, args []string, min, max int, stdout
 				printHelp(stdout, fs, h)
 				return nil, errHelpShown
 			}
-			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s", fs.Name(), gnuFlags(err.Error())), own: true}
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s%s", fs.Name(), gnuFlags(err.Error()), expected(fs, err)), own: true}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -118,6 +119,28 @@ func printDefaults(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "%s\n      %s%s\n", line, usage, def)
 	})
+}
+
+var badValueRE = regexp.MustCompile(`invalid value ".*" for flag -([a-z-]+): parse error$`)
+
+// expected says what a flag whose value did not parse takes, where the
+// flag package says only "parse error".
+func expected(fs *flag.FlagSet, err error) string {
+	m := badValueRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	f := fs.Lookup(m[1])
+	if f == nil {
+		return ""
+	}
+	switch fmt.Sprintf("%T", f.Value) {
+	case "*flag.durationValue":
+		return " (expected a duration such as 30s, 2m or 1h30m)"
+	case "*flag.intValue", "*flag.int64Value":
+		return " (expected a whole number)"
+	}
+	return ""
 }
 
 // gnuFlags rewrites the flag package's "-name" in an error message as

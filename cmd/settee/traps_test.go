@@ -163,8 +163,11 @@ func TestHelpTrue(t *testing.T) {
 	has("put", "\n  6 ", true)
 	has("pull", "\n  130 ", true)
 	has("clone", "summary", false)
+	has("get", "\nOutput:\n  Results are JSON", true)
+	has("export", "\nOutput:", false) // NDJSON, whatever stdout is
+	has("pending", "\nOutput:", false)
 	r := cli(t, nil, "pull", "a.db", "http://127.0.0.1:5984/x", "--timeout", "abc")
-	if r.code != exitUsage || !strings.HasPrefix(r.stderr, `settee pull: invalid value "abc" for flag --timeout: `) {
+	if r.code != exitUsage || r.stderr != `settee pull: invalid value "abc" for flag --timeout: parse error (expected a duration such as 30s, 2m or 1h30m) (see --help)`+"\n" {
 		t.Errorf("flag error: %d %q", r.code, r.stderr)
 	}
 	failsWith(t, cli(t, nil, "get", "--nope", "a.db", "x"), exitUsage)
