@@ -1,0 +1,6 @@
+//go:build !race
+
+package couchdoc
+
+// raceDetector reports a test binary built with -race.
+const raceDetector = false
