@@ -7,6 +7,7 @@ go 1.26.0
 ignore ./node_modules
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/jmoiron/sqlx v1.4.0
 	golang.org/x/mobile v0.0.0-20261011034528-197770444867
 	golang.org/x/sync v0.24.0

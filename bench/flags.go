@@ -37,6 +37,10 @@ type config struct {
 	HubSeconds float64
 	// LiveCheckpoint is the devices' CheckpointInterval (0: the default).
 	LiveCheckpoint time.Duration
+	// IdleSeconds is the idle phase's measured window; IdleOld an older
+	// settee CLI binary measured beside this commit's.
+	IdleSeconds float64
+	IdleOld     string
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
 	// The lazy and pending phases (lazy_phases.go).
@@ -57,7 +61,9 @@ var livePhaseNames = []string{"live", "hub"}
 // index design documents are not pushed).
 // index-write (only when named) needs no server: it writes the dataset
 // into local stores without and with indexes.
-var extraPhaseNames = []string{"find", "index-write"}
+// idle (only when named) measures continuous two-way syncs with idle
+// databases; ui (only when named) times reads during a pull.
+var extraPhaseNames = []string{"find", "index-write", "idle"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -74,7 +80,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; lazy,pending (only when named) run against -peers")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -87,6 +93,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Float64Var(&cfg.HubRate, "hub-rate", 5, "hub: writes per second by each device")
 	fs.Float64Var(&cfg.HubSeconds, "hub-seconds", 20, "hub: how long the devices write")
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: sync's default for continuous replications, every 5 s; negative: after every batch)")
+	fs.Float64Var(&cfg.IdleSeconds, "idle-seconds", 60, "idle: how long the idle syncs are measured, in seconds")
+	fs.StringVar(&cfg.IdleOld, "idle-old", "", "idle: an older settee CLI binary to measure beside this commit's (before/after)")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)
@@ -121,6 +129,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.BigAttachment > 0 {
 		delete(cfg.Phases, "incremental")
+	}
+	if cfg.IdleSeconds < 1 {
+		return nil, fmt.Errorf("-idle-seconds must be at least 1")
 	}
 	if cfg.FindQueries < findChecked {
 		return nil, fmt.Errorf("-find-queries must be at least %d", findChecked)

@@ -2,12 +2,16 @@
 //
 //   node bench/pouchdb.js pull|push --remote URL --local DIR
 //        [--adapter leveldb|memory] [--prefill URL] [--batch-size N]
+//   node bench/pouchdb.js sync --remote URL --local DIR
 //
 // pull replicates REMOTE into the local store, push replicates the local
 // store into REMOTE. The local store is the leveldb adapter in DIR (what a
 // Node app would use) or the memory adapter (then push needs --prefill URL:
 // an untimed pull that fills the in-memory store first). It prints one JSON
 // line with the timing and the HTTP requests and socket bytes it made.
+// sync runs a live two-way sync (PouchDB's default live options, retry on)
+// until it is killed, printing {"paused":true} each time it catches up:
+// the harness's idle phase measures its process while nothing changes.
 'use strict';
 
 const http = require('http');
@@ -68,6 +72,17 @@ async function main() {
   const remote = new PouchDB(opts.remote);
   const repOpts = {};
   if (opts.batchSize > 0) repOpts.batch_size = opts.batchSize;
+  if (opts.mode === 'sync') {
+    const sync = local.sync(remote, Object.assign({ live: true, retry: true }, repOpts));
+    sync.on('paused', (err) => {
+      if (!err) process.stdout.write(JSON.stringify({ paused: true }) + '\n');
+    });
+    sync.on('error', (err) => {
+      process.stderr.write('pouchdb.js: sync: ' + JSON.stringify(err) + '\n');
+      process.exit(1);
+    });
+    return;
+  }
   if (opts.prefill) {
     await local.replicate.from(new PouchDB(opts.prefill), repOpts);
   }

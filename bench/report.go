@@ -28,6 +28,7 @@ func writeTable(w io.Writer, r *Results) {
 	writeLiveTable(w, r)
 	writeFindTable(w, r)
 	writeIndexWriteTable(w, r)
+	writeIdleTable(w, r)
 	writeAttTables(w, r)
 	writeTargets(w, r)
 }
@@ -196,14 +197,29 @@ func writeSVG(path string, r *Results) error {
 		lat = append(lat, bar{l.Workload + " " + l.Hub, l.P99Ms, c})
 	}
 
-	const width, rowH, left, right = 760, 26, 150, 110
-	height := 70 + (len(rate)+len(rss)+len(lat))*rowH + 90
+	var idle []bar
+	for _, l := range r.Idle {
+		c := colors["settee"]
+		switch l.Client {
+		case "pouchdb":
+			c = colors["pouchdb"]
+		case "settee (old)":
+			c = colors["limit"]
+		}
+		idle = append(idle, bar{l.Client + " via " + l.Server, l.CPUPerMinute, c})
+	}
+
+	const width, rowH, left, right = 760, 26, 230, 130
+	height := 70 + (len(rate)+len(rss)+len(lat)+len(idle))*rowH + 120
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="13">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	title := fmt.Sprintf("Settee vs PouchDB vs the limit: %d docs from %s, %s", r.Meta.docsOrOne(), strings.Fields(r.Meta.Server + " ?")[0], r.Meta.Date)
 	if r.Pull == nil {
 		title = "Settee: live sync through a hub, " + r.Meta.Date
+		if len(lat) == 0 {
+			title = "Settee: sync and reads, " + r.Meta.Date
+		}
 	}
 	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
 	y := 40
@@ -223,7 +239,7 @@ func writeSVG(path string, r *Results) error {
 			}
 			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`, left-8, y+16, html.EscapeString(br.label))
 			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`, left, y+3, w, rowH-6, br.color)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(left)+w+6, y+16, html.EscapeString(fmt.Sprintf("%.0f %s", br.value, unit)))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(left)+w+6, y+16, html.EscapeString(barValue(br.value)+" "+unit))
 			y += rowH
 		}
 		y += 10
@@ -234,6 +250,9 @@ func writeSVG(path string, r *Results) error {
 	}
 	if len(lat) > 0 {
 		group("p99 write-to-other-device latency via the hub (lower is better)", "ms", lat)
+	}
+	if len(idle) > 0 {
+		group("CPU of a continuous two-way sync with an idle database (lower is better)", "CPU-s/min", idle)
 	}
 	b.WriteString("</svg>\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -249,4 +268,13 @@ func insertCPU(l *pullLimit) string {
 		return ""
 	}
 	return fmt.Sprintf("%.2f (insert)", l.InsertCPUSeconds)
+}
+
+// barValue prints a bar's value: whole numbers from 100 up, three
+// significant digits below (idle CPU seconds a minute are hundredths).
+func barValue(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -21,6 +21,8 @@ type Results struct {
 	// Lazy and Pending hold the lazy attachment and pending count phases.
 	Lazy    []*LazyRun    `json:"lazy,omitempty"`
 	Pending []*PendingRun `json:"pending,omitempty"`
+	// Idle holds the idle phase's clients, per server.
+	Idle []*IdleRun `json:"idle,omitempty"`
 	// IndexWrite holds phase index-write's modes.
 	IndexWrite []*IndexWriteRun `json:"index_write,omitempty"`
 
@@ -234,6 +236,7 @@ func (r *Results) computeRatios() {
 		r.addTarget("incremental: docs fetched = changed", "= "+itoa(in.Changed), float64(in.Settee.DocsRead), "docs", in.Settee.DocsRead == int64(in.Changed))
 	}
 	r.liveTargets()
+	r.idleTargets()
 }
 
 func (r *Results) addTarget(name, goal string, v float64, unit string, met bool) {

@@ -61,6 +61,12 @@ type DB struct {
 	waiters  int              // feeds waiting for a change (watch.go)
 	watching bool             // the commit watcher runs
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
+	wake     chan struct{}    // wakes the commit watcher (a file event, the last waiter gone)
+
+	key          string    // the file, as fileKey names it (files.go)
+	watchMode    WatchMode // how feeds hear of other processes' commits
+	pollInterval time.Duration
+	watchChecks  atomic.Int64 // the watcher's PRAGMA data_version checks
 
 	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
 
@@ -87,6 +93,9 @@ func Open(path string, opts *Options) (*DB, error) {
 	if _, err := checkPath(path, opts.NoCreate); err != nil {
 		return nil, err
 	}
+	if opts.Watch < WatchNotify || opts.Watch > WatchLocal {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "localdb: unknown watch mode %d", opts.Watch)
+	}
 	readConns := opts.ReadConns
 	if readConns <= 0 {
 		readConns = 4
@@ -106,7 +115,11 @@ func Open(path string, opts *Options) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
-		closing: make(chan struct{}), staging: make(map[string]bool), kick: make(chan struct{}, 1)}
+		closing: make(chan struct{}), staging: make(map[string]bool), kick: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), key: fileKey(path), watchMode: opts.Watch, pollInterval: opts.PollInterval}
+	if db.pollInterval <= 0 {
+		db.pollInterval = DefaultPollInterval
+	}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
@@ -157,6 +170,7 @@ func Open(path string, opts *Options) (*DB, error) {
 	db.stopSweep = cancel
 	db.sweeps.Add(1)
 	go db.sweeper(sctx)
+	files.add(db)
 	return db, nil
 }
 
@@ -342,6 +356,7 @@ func (db *DB) Close() error {
 	db.active.Wait()
 	db.broadcast() // wake the feeds' waits so they see the close
 	db.subs.Wait()
+	files.remove(db)
 	var errs []error
 	db.wmu.Lock()
 	for _, s := range db.stmts {

@@ -15,6 +15,21 @@
 // Follow, the changes feed's one follower, wakes for commits made through
 // any connection to the file, from this process or another.
 //
+// # Watching other processes
+//
+// A commit in this process wakes the feeds of every DB open on the file
+// directly. Another process's commit is seen through the operating
+// system's file-change notification on the file's write-ahead log
+// (Options.Watch, WatchNotify by default, through fsnotify): inotify on
+// Linux and Android, kqueue on macOS and iOS, ReadDirectoryChangesW on
+// Windows. The watch is held only while a feed waits, and then costs
+// nothing until the log is written; a feed sees another process's commit
+// within milliseconds. Where the notification cannot be set up (another
+// platform, the system's inotify limits reached) or the log is removed
+// under it, the DB asks SQLite for PRAGMA data_version every PollInterval
+// (default half a second) instead. WatchLocal sees this process's commits
+// only and runs nothing at all: for a store no other process writes.
+//
 // # Storage
 //
 // Each document is one docs row holding its whole revision tree (package

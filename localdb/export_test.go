@@ -153,3 +153,10 @@ func (db *DB) ChunkKeys(ctx context.Context) (chunks map[string]int, named map[s
 	}
 	return chunks, named, rows.Err()
 }
+
+// WatchChecks is how many times the commit watcher asked SQLite whether
+// another connection committed.
+func (db *DB) WatchChecks() int64 { return db.watchChecks.Load() }
+
+// BreakNotify makes new file watches fail (true) or work again (false).
+func BreakNotify(broken bool) { notifyBroken.Store(broken) }

@@ -38,16 +38,15 @@ type FollowOptions struct {
 // then, for FeedLongpoll and FeedContinuous, the rows of later commits
 // made through any connection to the file, in this process or another.
 //
-// This DB's own commits wake the feed at once. Other connections' are
-// noticed within about 100 ms: while a feed waits, one goroutine per DB
-// asks a dedicated connection for PRAGMA data_version every 100 ms, and
-// reads the feed's head only when it changed. That check was chosen over
-// a watch of the -wal file because it reads the WAL index SQLite already
-// keeps in shared memory (a negligible share of a core at ten a second;
-// BenchmarkWatchCheck), needs no dependency
-// (fsnotify) and no per-OS code (mobile included), cannot be fooled by a
-// checkpoint that resets the WAL or by coarse file timestamps, and sees
-// commits in any journal mode. The documents are never polled.
+// Commits made in this process (through this DB or another DB open on the
+// same file) wake the feed at once. Other processes' are noticed as
+// Options.Watch says: by default the operating system reports the writes
+// to the file's write-ahead log while a feed waits, and only then does a
+// dedicated connection ask SQLite whether another connection committed
+// (PRAGMA data_version, which a checkpoint that resets the log cannot
+// fool) and read the feed's head; nothing runs while nothing is written.
+// Where that notification is unavailable the check runs every
+// PollInterval instead. The documents are never polled.
 //
 // Each document appears once per pass, at its latest sequence; fn is
 // called one row at a time, never concurrently. A Limit counts the rows

@@ -119,36 +119,110 @@ func TestFollowFeeds(t *testing.T) {
 }
 
 // TestFollowSeesOtherConnections: a feed wakes for commits made through a
-// second DB on the same file, and by another process.
+// second DB on the same file at once, and for another process's within a
+// second, in each watch mode (WatchLocal: this process's only), through
+// the file notification and through its fallback.
 func TestFollowSeesOtherConnections(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "x.db")
-	db, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name   string
+		opts   localdb.Options
+		broken bool // the file notification cannot be set up
+	}{
+		{"notify", localdb.Options{PollInterval: time.Hour}, false}, // only the notification can deliver
+		{"notify-fallback", localdb.Options{PollInterval: 200 * time.Millisecond}, true},
+		{"poll", localdb.Options{Watch: localdb.WatchPoll}, false},
+		{"local", localdb.Options{Watch: localdb.WatchLocal}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			localdb.BreakNotify(tc.broken)
+			defer localdb.BreakNotify(false)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "x.db")
+			opts := tc.opts
+			db, err := localdb.Open(path, &opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			// The same file through another path: still this process's.
+			other, err := localdb.Open(filepath.Join(dir, ".", "x.db"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer other.Close()
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			f := startFollow(db, ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous})
+			time.Sleep(50 * time.Millisecond) // let it wait
+			put(t, other, "same-process", "", `{}`)
+			if c := f.next(t); c.ID != "same-process" {
+				t.Fatalf("row %+v", c)
+			}
+			time.Sleep(50 * time.Millisecond)
+			writeFromProcess(t, path)
+			written := time.Now()
+			select {
+			case c := <-f.rows:
+				if tc.opts.Watch == localdb.WatchLocal {
+					t.Fatalf("WatchLocal saw another process's write: %+v", c)
+				}
+				if c.ID != "other-process" || c.Seq != 2 {
+					t.Fatalf("row %+v", c)
+				}
+				if d := time.Since(written); d > time.Second {
+					t.Fatalf("another process's commit reached the feed after %s", d)
+				}
+			case <-time.After(1500 * time.Millisecond):
+				if tc.opts.Watch != localdb.WatchLocal {
+					t.Fatal("another process's commit did not reach the feed")
+				}
+			}
+			cancel()
+			<-f.done
+		})
 	}
-	defer db.Close()
-	other, err := localdb.Open(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	ctx, cancel := context.WithCancel(bg)
-	defer cancel()
-	f := startFollow(db, ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous})
-	put(t, other, "same-process", "", `{}`)
-	if c := f.next(t); c.ID != "same-process" {
-		t.Fatalf("row %+v", c)
-	}
+}
+
+// writeFromProcess has another process (this test binary) write one
+// document to the store at path.
+func writeFromProcess(t *testing.T, path string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFollowWriterProcess$")
 	cmd.Env = append(os.Environ(), "SETTEE_TEST_WRITE="+path)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("writer process: %v\n%s", err, out)
 	}
-	if c := f.next(t); c.ID != "other-process" || c.Seq != 2 {
-		t.Fatalf("row %+v", c)
+}
+
+// TestFollowIdleNoPolling: a feed waiting on a store nobody writes makes
+// no check past its first with the file notification (the watcher polled
+// ten times a second), and one per interval when polling.
+func TestFollowIdleNoPolling(t *testing.T) {
+	for _, mode := range []localdb.WatchMode{localdb.WatchNotify, localdb.WatchPoll} {
+		db, err := localdb.Open(filepath.Join(t.TempDir(), "x.db"), &localdb.Options{Watch: mode, PollInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		put(t, db, "a", "", `{}`)
+		ctx, cancel := context.WithCancel(bg)
+		f := startFollow(db, ctx, 1, localdb.FollowOptions{Feed: localdb.FeedContinuous})
+		time.Sleep(100 * time.Millisecond)
+		before := db.WatchChecks()
+		time.Sleep(500 * time.Millisecond)
+		n := db.WatchChecks() - before
+		if mode == localdb.WatchNotify && (before < 1 || n != 0) {
+			t.Fatalf("notify: %d checks while waiting, %d in the idle half second; want 1+ and 0", before, n)
+		}
+		if mode == localdb.WatchPoll && n < 5 {
+			t.Fatalf("poll: %d checks in half a second at 50 ms", n)
+		}
+		cancel()
+		<-f.done
+		db.Close()
 	}
-	cancel()
-	<-f.done
+	if _, err := localdb.Open(filepath.Join(t.TempDir(), "x.db"), &localdb.Options{Watch: 7}); !errors.Is(err, couchdoc.ErrBadRequest) {
+		t.Fatalf("unknown watch mode: %v", err)
+	}
 }
 
 // TestFollowWriterProcess is the other process of

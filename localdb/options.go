@@ -1,6 +1,8 @@
 package localdb
 
 import (
+	"time"
+
 	"github.com/settee/settee/couchdoc"
 )
 
@@ -16,6 +18,12 @@ type Options struct {
 	// missing or empty file) with ErrNoStore instead of creating one: for
 	// tools that only read, so that a typo creates nothing.
 	NoCreate bool
+	// Watch picks how live feeds (Follow) hear of commits made by other
+	// processes; the zero value is WatchNotify. PollInterval is the
+	// interval of WatchPoll and of WatchNotify's fallback; default
+	// DefaultPollInterval.
+	Watch        WatchMode
+	PollInterval time.Duration
 }
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.

@@ -96,7 +96,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		db.ixs.Store(w.ixs)
 	}
 	if w.fed {
-		db.noteSeq(w.seq)
+		db.committed(w.seq)
 	}
 	return nil
 }

@@ -6,19 +6,55 @@ import (
 	"time"
 )
 
-// watchInterval is how often a followed store asks SQLite whether another
-// connection committed. It bounds how late a feed sees a write made by
-// another process (or another DB value on the same file).
-const watchInterval = 100 * time.Millisecond
+// WatchMode picks how a DB's live feeds (Follow's longpoll and continuous
+// feeds) hear of commits made by another process. Commits made in this
+// process, through this DB or any other DB open on the same file, wake
+// them directly in every mode.
+type WatchMode int
 
-// The commit watcher: how Follow hears of another connection's commits
-// (the reasons are in Follow's doc comment). A commit made through this
-// DB wakes feed readers at once (update calls noteSeq). For the others a
-// goroutine runs while at least one feed waits: every watchInterval it
-// asks a dedicated connection for PRAGMA data_version, which changes
-// exactly when another connection has committed to the file since the
-// last ask; only then does it read the feed's newest sequence (MAX(seq),
-// on its unique index) and wake the waiters if it moved.
+const (
+	// WatchNotify, the default, has the operating system report writes
+	// to the file's write-ahead log (fsnotify: inotify on Linux and
+	// Android, kqueue on macOS and iOS, ReadDirectoryChangesW on
+	// Windows), and reads the feed's head only after one. Nothing runs
+	// while nothing is written. Where the notification cannot be set up
+	// (an unsupported platform, a system limit reached) or the log is
+	// removed under it, it falls back to WatchPoll.
+	WatchNotify WatchMode = iota
+	// WatchPoll asks SQLite every Options.PollInterval whether another
+	// connection committed (PRAGMA data_version).
+	WatchPoll
+	// WatchLocal sees only this process's commits: the cheapest mode,
+	// for a store no other process writes (an app's own store).
+	WatchLocal
+)
+
+// DefaultPollInterval is WatchPoll's interval, and the fallback's: it
+// keeps a feed within a second of another process's commit.
+const DefaultPollInterval = 500 * time.Millisecond
+
+// notifyGap is the least time between two checks woken by file events:
+// a burst of writes (a pull into the store, each page a write to the log)
+// costs at most one check per gap.
+const notifyGap = 20 * time.Millisecond
+
+// The commit watcher: how Follow hears of other processes' commits. A
+// commit made through a DB of this process wakes the feed readers of
+// every DB open on the file at once (update calls committed). For other
+// processes a goroutine per DB runs while at least one of its feeds
+// waits: on each file event (or tick, when polling) it asks a dedicated
+// connection for PRAGMA data_version, which changes exactly when another
+// connection has committed to the file since the last ask; only then does
+// it read the feed's newest sequence (MAX(seq), on its unique index) and
+// wake the waiters if it moved. The file watch is held only while a feed
+// waits, so a pull into a store nobody follows gets no file events.
+
+// committed wakes the feeds of every DB of this process open on the file
+// for a commit that took the feed to seq.
+func (db *DB) committed(seq int64) {
+	db.noteSeq(seq)
+	files.noteSiblings(db, seq)
+}
 
 // noteSeq records that the feed reached seq (never moving it back) and
 // wakes the waiters when it moved.
@@ -44,7 +80,7 @@ func (db *DB) addWaiter() error {
 		return ErrClosed
 	}
 	db.waiters++
-	if !db.watching {
+	if !db.watching && db.watchMode != WatchLocal {
 		db.watching = true
 		db.subs.Add(1)
 		go db.watch()
@@ -55,16 +91,43 @@ func (db *DB) addWaiter() error {
 func (db *DB) removeWaiter() {
 	db.lmu.Lock()
 	db.waiters--
+	last := db.waiters == 0
 	db.lmu.Unlock()
+	if last {
+		db.wakeWatcher() // it ends, and lets go of the file watch
+	}
+}
+
+// wakeWatcher wakes the watcher goroutine; the wake-up is kept (one) when
+// it is busy.
+func (db *DB) wakeWatcher() {
+	select {
+	case db.wake <- struct{}{}:
+	default:
+	}
 }
 
 // watch is the watcher goroutine: it ends when no feed waits any more or
 // the database closes.
 func (db *DB) watch() {
 	defer db.subs.Done()
-	t := time.NewTicker(watchInterval)
-	defer t.Stop()
 	ctx := context.Background()
+	var tick <-chan time.Time
+	notified := false
+	if db.watchMode == WatchNotify {
+		// The log exists once a connection has read the file in WAL mode
+		// (Open did); the check after the watch is set sees a commit made
+		// before it.
+		notified = files.watchWAL(db) == nil
+		if notified {
+			defer files.unwatchWAL(db)
+		}
+	}
+	if !notified {
+		t := time.NewTicker(db.pollInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	// The first answer is the baseline; the feed's state at that point
 	// is read too, for a commit made before the watcher started.
 	last := int64(-1)
@@ -76,15 +139,32 @@ func (db *DB) watch() {
 			return
 		}
 		db.lmu.Unlock()
+		db.watchChecks.Add(1)
 		if v, err := db.dataVersion(ctx); err == nil && v != last {
 			last = v
 			if seq, err := db.maxSeq(ctx); err == nil {
 				db.noteSeq(seq)
 			}
 		}
+		checked := time.Now()
 		select {
-		case <-t.C:
+		case <-tick:
+		case <-db.wake:
 		case <-db.closing:
+		}
+		if notified && tick == nil && files.lost(db) {
+			// The log was removed under the watch: poll from now on.
+			t := time.NewTicker(db.pollInterval)
+			defer t.Stop()
+			tick = t.C
+		}
+		if wait := notifyGap - time.Since(checked); notified && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-db.closing:
+				t.Stop()
+			}
 		}
 	}
 }

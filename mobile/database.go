@@ -37,10 +37,27 @@ type Database struct {
 
 // Open opens the store at path, creating the file if it is missing. On
 // Android pass a path under Context.getFilesDir(), on iOS one under the
-// app's Application Support directory.
+// app's Application Support directory. Change listeners, live queries and
+// continuous pushes hear of this process's writes at once and nothing runs
+// while nobody writes; writes by another process (an app extension sharing
+// the file) are not seen: open such a store with OpenShared.
 func Open(path string) (d *Database, err error) {
 	defer recoverTo(&err)
-	db, err := localdb.Open(path, nil)
+	return open(path, localdb.WatchLocal)
+}
+
+// OpenShared opens a store that another process also writes (an iOS app
+// extension or an Android service in its own process, through a shared
+// container): the operating system reports the other process's writes
+// (inotify on Android, kqueue on iOS), which listeners then see within
+// milliseconds; it costs nothing while nothing is written.
+func OpenShared(path string) (d *Database, err error) {
+	defer recoverTo(&err)
+	return open(path, localdb.WatchNotify)
+}
+
+func open(path string, watch localdb.WatchMode) (*Database, error) {
+	db, err := localdb.Open(path, &localdb.Options{Watch: watch})
 	if err != nil {
 		return nil, err
 	}

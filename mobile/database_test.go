@@ -3,6 +3,8 @@ package mobile
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -304,8 +306,8 @@ func TestChangeListenerTokens(t *testing.T) {
 }
 
 // TestListenerHearsOtherWriters: a change listener hears writes made
-// through another Database on the same file (a share extension, a
-// background service), not only its own.
+// through another Database on the same file in this process, not only its
+// own.
 func TestListenerHearsOtherWriters(t *testing.T) {
 	d := openTest(t)
 	other, err := Open(d.Path())
@@ -346,5 +348,61 @@ func waitFor(t *testing.T, c chan string) string {
 	case <-time.After(20 * time.Second):
 		t.Fatal("timed out waiting for a callback")
 		return ""
+	}
+}
+
+// TestListenerOtherProcess: a store opened with OpenShared hears another
+// process's writes within a second; one opened with Open (nothing runs
+// while nobody writes) does not.
+func TestListenerOtherProcess(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "s.db")
+		openFn := Open
+		if shared {
+			openFn = OpenShared
+		}
+		d, err := openFn(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := make(chan string, 10)
+		must(d.AddChangeListener(listenerFunc(func(js string) { c <- js })))
+		must(d.Put(`{"_id":"own"}`))
+		waitFor(t, c)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestListenerWriterProcess$")
+		cmd.Env = append(os.Environ(), "SETTEE_TEST_WRITE="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("writer process: %v\n%s", err, out)
+		}
+		select {
+		case js := <-c:
+			if !shared {
+				t.Fatalf("Open heard another process's write: %s", js)
+			}
+		case <-time.After(1500 * time.Millisecond):
+			if shared {
+				t.Fatal("OpenShared did not hear another process's write within 1.5 s")
+			}
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestListenerWriterProcess is the other process of
+// TestListenerOtherProcess.
+func TestListenerWriterProcess(t *testing.T) {
+	path := os.Getenv("SETTEE_TEST_WRITE")
+	if path == "" {
+		t.Skip("run by TestListenerOtherProcess")
+	}
+	d, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(d.Put(`{"_id":"other-process"}`))
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
