@@ -76,9 +76,18 @@ func (b *bench) idlePhase(ctx context.Context) error {
 		return fmt.Errorf("pouchdb-server: %w", err)
 	}
 	defer p.Stop()
-	hubs := []hubServer{{name: "settee serve", url: s.URL, cpu: s.CPU}, {name: "pouchdb-server", url: p.URL, cpu: p.CPU}}
+	precise := func(s *pouchServer) cpuFunc {
+		pid := s.cmd.Process.Pid
+		return func() float64 { return procCPUPrecise(pid) }
+	}
+	hubs := []hubServer{{name: "settee serve", url: s.URL, cpu: precise(s)}, {name: "pouchdb-server", url: p.URL, cpu: precise(p)}}
 	if b.cfg.Couch != "" {
-		cpu := func() float64 { return procCPU(b.cfg.CouchPID) }
+		cpu := func() float64 {
+			if b.cfg.CouchPID <= 0 {
+				return 0
+			}
+			return procCPUPrecise(b.cfg.CouchPID)
+		}
 		hubs = append(hubs, hubServer{name: "couchdb", url: strings.TrimRight(b.cfg.Couch, "/"), cpu: cpu})
 	}
 	for _, h := range hubs {
