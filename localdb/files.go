@@ -170,6 +170,10 @@ func (s *fileSet) dispatch(w *fsnotify.Watcher, done chan struct{}) {
 			if !ok {
 				return
 			}
+			if ev.Op == fsnotify.Chmod {
+				// A connection opening the log sets its owner: no commit.
+				continue
+			}
 			s.mu.Lock()
 			if key, ok := s.wals[ev.Name]; ok {
 				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {

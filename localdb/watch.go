@@ -38,6 +38,16 @@ const DefaultPollInterval = 500 * time.Millisecond
 // costs at most one check per gap.
 const notifyGap = 20 * time.Millisecond
 
+// trailing are the delays of the checks that follow a file event. A
+// commit writes its frames to the log (the events), syncs the log, and
+// only then publishes itself in the shared-memory index, which no event
+// reports: the check an event wakes can run during that sync and see
+// nothing yet. Checks at growing intervals after the last event see it
+// once published (within a second for a sync of up to about 0.7 s; the
+// last one 6 s later), and cost a few queries per burst of writes.
+var trailing = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+	400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond}
+
 // The commit watcher: how Follow hears of other processes' commits. A
 // commit made through a DB of this process wakes the feed readers of
 // every DB open on the file at once (update calls committed). For other
@@ -131,6 +141,14 @@ func (db *DB) watch() {
 	// The first answer is the baseline; the feed's state at that point
 	// is read too, for a commit made before the watcher started.
 	last := int64(-1)
+	var trail *time.Timer
+	var trailC <-chan time.Time
+	step := len(trailing)
+	defer func() {
+		if trail != nil {
+			trail.Stop()
+		}
+	}()
 	for {
 		db.lmu.Lock()
 		if db.closed || db.waiters == 0 {
@@ -147,9 +165,21 @@ func (db *DB) watch() {
 			}
 		}
 		checked := time.Now()
+		trailC = nil
+		if notified && step < len(trailing) {
+			if trail == nil {
+				trail = time.NewTimer(trailing[step])
+			} else {
+				trail.Reset(trailing[step])
+			}
+			trailC = trail.C
+			step++
+		}
 		select {
 		case <-tick:
+		case <-trailC:
 		case <-db.wake:
+			step = 0
 		case <-db.closing:
 		}
 		if notified && tick == nil && files.lost(db) {
