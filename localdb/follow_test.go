@@ -218,7 +218,7 @@ func TestFollowIdleNoPolling(t *testing.T) {
 		if mode == localdb.WatchNotify && (before < 1 || n != 0) {
 			t.Fatalf("notify: %d checks while waiting, %d in the idle half second; want 1+ and 0", before, n)
 		}
-		if mode == localdb.WatchPoll && n < 5 {
+		if mode == localdb.WatchPoll && n < 2 { // ten at 50 ms on a quiet machine; a loaded one delays ticks
 			t.Fatalf("poll: %d checks in half a second at 50 ms", n)
 		}
 		cancel()
