@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
 func FuzzParseRev(f *testing.F) {
-	for _, s := range []string{"1-abc", "0-1", "12-0123456789abcdef0123456789abcdef", "-a", "1-", "01-a", "+1-a", "1-xyz", "99999999999999999999-a"} {
+	for _, s := range []string{"1-abc", "0-1", "12-0123456789abcdef0123456789abcdef", "-a", "1-", "01-a", "+1-a", "1-xyz",
+		"99999999999999999999-a", "2-import42", "1-0123456789ABCDEF0123456789ABCDEF", "1--0123456789abcdef0123456789abcd",
+		"1-0123456789abcdef", "3-a-b", "1-\u00e9"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -17,10 +20,27 @@ func FuzzParseRev(f *testing.F) {
 			if !errors.Is(err, ErrBadRequest) {
 				t.Fatalf("ParseRev(%q): untyped error %v", s, err)
 			}
+			if _, err := CanonRev(s); err == nil {
+				t.Fatalf("CanonRev(%q) accepts what ParseRev refuses", s)
+			}
 			return
 		}
-		if gen <= 0 || !IsRevHash(hash) || FormatRev(gen, hash) != s {
-			t.Fatalf("ParseRev(%q) = %d, %q: does not round trip", s, gen, hash)
+		canon := FormatRev(gen, hash)
+		if gen < 0 || len(hash) == 16 || len(hash) == 32 && strings.ToLower(hash) != hash {
+			t.Fatalf("ParseRev(%q) = %d, %q: not canonical", s, gen, hash)
+		}
+		if c, err := CanonRev(s); err != nil || c != canon {
+			t.Fatalf("CanonRev(%q) = %q, %v; want %q", s, c, err, canon)
+		}
+		// The canonical form is a fixed point.
+		if g2, h2, err := ParseRev(canon); err != nil || g2 != gen || h2 != hash {
+			t.Fatalf("ParseRev(%q) = %d, %q, %v: not a fixed point", canon, g2, h2, err)
+		}
+		if c, _ := CanonRev(canon); c != canon {
+			t.Fatalf("CanonRev(%q) = %q", canon, c)
+		}
+		if CompareRevIDs(hash, hash) != 0 {
+			t.Fatalf("CompareRevIDs(%q, itself) != 0", hash)
 		}
 	})
 }
@@ -40,7 +60,7 @@ func FuzzValidateRevisions(f *testing.F) {
 		r := &Revisions{Start: start, IDs: ids}
 		err := ValidateRevisions(rev, r)
 		if err != nil {
-			if !errors.Is(err, ErrBadRequest) {
+			if !errors.Is(err, ErrBadRequest) && !errors.Is(err, ErrDocValidation) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
@@ -48,7 +68,7 @@ func FuzzValidateRevisions(f *testing.F) {
 		// Accepted: the history expands to valid, consecutive revisions
 		// starting with rev.
 		h := r.History()
-		if len(h) == 0 || h[0] != rev {
+		if c, _ := CanonRev(rev); len(h) == 0 || h[0] != c {
 			t.Fatalf("history %v does not start with %s", h, rev)
 		}
 		for i, x := range h {

@@ -407,10 +407,24 @@ func (doc *Doc) checkRevisions() (*Doc, error) {
 	if IsLocalID(doc.ID) {
 		doc.Revisions = nil
 	}
-	if doc.Rev != "" && doc.Revisions != nil {
+	if doc.Rev != "" && !IsLocalID(doc.ID) {
+		// The rev as CouchDB keeps it: the store, its answers and its
+		// comparisons see one spelling of each revision.
+		rev, err := CanonRev(doc.Rev)
+		if err != nil {
+			return nil, err
+		}
+		doc.Rev = rev
+	}
+	if doc.Revisions == nil {
+		return doc, nil
+	}
+	if doc.Rev != "" {
 		if err := ValidateRevisions(doc.Rev, doc.Revisions); err != nil {
 			return nil, err
 		}
+	} else if err := CanonRevisions(doc.Revisions); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }

@@ -9,42 +9,6 @@ import (
 	"unicode/utf8"
 )
 
-// maxRevHash bounds a revision hash; CouchDB and PouchDB make 32 hex digits.
-const maxRevHash = 128
-
-// ParseRev splits a revision id "N-hex" into its generation and hash.
-// N is a positive integer and hex is 1 to 128 hexadecimal digits; anything
-// else is an ErrBadRequest.
-func ParseRev(rev string) (gen int, hash string, err error) {
-	i := strings.IndexByte(rev, '-')
-	if i <= 0 || i == len(rev)-1 {
-		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
-	}
-	gen, err = strconv.Atoi(rev[:i])
-	if err != nil || gen <= 0 || rev[0] == '+' || rev[0] == '0' {
-		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
-	}
-	hash = rev[i+1:]
-	if !IsRevHash(hash) {
-		return 0, "", Errorf(ErrBadRequest, "Invalid rev format: %q", rev)
-	}
-	return gen, hash, nil
-}
-
-// IsRevHash reports whether s is a valid revision hash: 1 to 128 hex digits.
-func IsRevHash(s string) bool {
-	if len(s) == 0 || len(s) > maxRevHash {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // FormatRev joins a generation and a hash into a revision id.
 func FormatRev(gen int, hash string) string {
 	return strconv.Itoa(gen) + "-" + hash
@@ -107,8 +71,10 @@ func NewRevHash(deleted bool, parentRev string, canonicalBody []byte, atts map[s
 }
 
 // ValidateRevisions checks that a document's _revisions agrees with its
-// _rev: the start is the rev's generation, the first id its hash, every id
-// a valid hash, and the history no longer than its start.
+// _rev (which must be canonical, see CanonRev): the start is the rev's
+// generation, the first id its id, and the history no longer than its
+// start. It puts every id in the form CouchDB keeps it (CanonRevID); a
+// 32-byte id that is not hexadecimal is ErrDocValidation, as in CouchDB.
 func ValidateRevisions(rev string, r *Revisions) error {
 	gen, hash, err := ParseRev(rev)
 	if err != nil {
@@ -117,16 +83,28 @@ func ValidateRevisions(rev string, r *Revisions) error {
 	if r == nil {
 		return nil
 	}
+	if err := CanonRevisions(r); err != nil {
+		return err
+	}
 	if len(r.IDs) == 0 || r.Start != gen || r.IDs[0] != hash {
 		return Errorf(ErrBadRequest, "_revisions does not match _rev %q", rev)
 	}
 	if len(r.IDs) > r.Start {
 		return Errorf(ErrBadRequest, "_revisions lists more ids than its start %d", r.Start)
 	}
-	for _, id := range r.IDs {
-		if !IsRevHash(id) {
-			return Errorf(ErrBadRequest, "Invalid revision id in _revisions: %q", id)
+	return nil
+}
+
+// CanonRevisions puts every id of r in the form CouchDB keeps it
+// (CanonRevID). A 32-byte id that is not hexadecimal is ErrDocValidation
+// "RevId isn't a valid hexadecimal", CouchDB's answer.
+func CanonRevisions(r *Revisions) error {
+	for i, id := range r.IDs {
+		c, ok := CanonRevID(id)
+		if !ok {
+			return Errorf(ErrDocValidation, "RevId isn't a valid hexadecimal")
 		}
+		r.IDs[i] = c
 	}
 	return nil
 }

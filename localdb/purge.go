@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -36,10 +35,9 @@ type PurgedInfo struct {
 // brings a purged document back only if it changes on the source (or the
 // replication starts again from scratch).
 //
-// Ids are handled in sorted order, in one transaction. A revision that is
-// not "N-..." (CouchDB's check, RevShape) is ErrBadRequest and purges
-// nothing; one that CouchDB accepts but we could not store (a hash that is
-// not hex) simply matches nothing.
+// Ids are handled in sorted order, in one transaction. A revision CouchDB
+// refuses (RevShape) is ErrBadRequest "Invalid rev format" and purges
+// nothing.
 func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]string, error) {
 	ids := make([]string, 0, len(req))
 	parsed := make(map[string][]revtree.Rev, len(req))
@@ -48,10 +46,7 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 		for _, s := range revs {
 			r, err := revtree.ParseRev(s)
 			if err != nil {
-				if !RevShape(s) {
-					return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format")
-				}
-				continue // well formed for CouchDB, but no revision of ours
+				return nil, err
 			}
 			parsed[id] = append(parsed[id], r)
 		}
@@ -128,13 +123,9 @@ func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, given m
 }
 
 // RevShape reports whether s is a revision as CouchDB's _purge accepts it
-// (couch_doc:parse_rev): an integer, a dash, then anything.
+// (couch_doc:parse_rev; see couchdoc.ParseRev).
 func RevShape(s string) bool {
-	i := strings.IndexByte(s, '-')
-	if i <= 0 {
-		return false
-	}
-	_, err := strconv.Atoi(s[:i])
+	_, _, err := couchdoc.ParseRev(s)
 	return err == nil
 }
 

@@ -105,6 +105,8 @@ func TestHugeGenerationRefused(t *testing.T) {
 	if err != nil || res[0].Error != "bad_request" {
 		t.Fatalf("%+v %v", res, err)
 	}
+	// An edit naming it is an edit of a revision that cannot exist: a
+	// conflict, as in CouchDB (its parse_rev takes any integer).
 	_, err = db.Put(bg, &couchdoc.Doc{ID: "a", Rev: "99999999999-a"})
-	wantErr(t, err, couchdoc.ErrBadRequest)
+	wantErr(t, err, couchdoc.ErrConflict)
 }

@@ -154,8 +154,8 @@ func pickRevs(st *docState, revs []string, parsed []revtree.Rev, opts GetOptions
 		if revs == nil {
 			return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
-		for _, rev := range revs {
-			out = append(out, pick{node: -1, missing: rev})
+		for _, rev := range parsed {
+			out = append(out, pick{node: -1, missing: rev.String()})
 		}
 		return out, nil
 	}
@@ -188,11 +188,11 @@ func pickRevs(st *docState, revs []string, parsed []revtree.Rev, opts GetOptions
 		}
 		return out, nil
 	}
-	for k, rev := range parsed {
+	for _, rev := range parsed {
 		i := t.Find(rev)
 		switch {
 		case i < 0:
-			out = append(out, pick{node: -1, missing: revs[k]})
+			out = append(out, pick{node: -1, missing: rev.String()})
 		case !opts.Latest:
 			emit(i)
 		default:

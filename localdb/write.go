@@ -345,6 +345,7 @@ func replicatedRev(doc *couchdoc.Doc) (rev string, path []revtree.Rev, body []by
 	if path, err = revtree.PathFromRevisions(rev, doc.Revisions); err != nil {
 		return "", nil, nil, err
 	}
+	rev = path[0].String() // as CouchDB keeps it (couchdoc.CanonRev)
 	if body, err = doc.ValidBody(); err != nil {
 		return "", nil, nil, err
 	}

@@ -33,7 +33,8 @@ func (s *Server) serveAttachment(w http.ResponseWriter, r *http.Request, rt rout
 func (s *Server) getAttachment(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
 	rev := r.URL.Query().Get("rev")
 	if rev != "" {
-		if _, _, err := couchdoc.ParseRev(rev); err != nil {
+		var err error
+		if rev, err = couchdoc.CanonRev(rev); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -141,7 +142,8 @@ func currentDoc(r *http.Request, db *localdb.DB, id, rev string) (*couchdoc.Doc,
 	if rev == "" {
 		return &couchdoc.Doc{ID: id, Body: []byte("{}")}, nil
 	}
-	if _, _, err := couchdoc.ParseRev(rev); err != nil {
+	rev, err := couchdoc.CanonRev(rev)
+	if err != nil {
 		return nil, err
 	}
 	cur, err := db.Get(r.Context(), id, localdb.GetOptions{Rev: rev})

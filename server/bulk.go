@@ -115,10 +115,14 @@ func revisionsWin(raw json.RawMessage) (json.RawMessage, bool) {
 	var m map[string]json.RawMessage
 	var r couchdoc.Revisions
 	if json.Unmarshal(raw, &m) != nil || m["_revisions"] == nil || json.Unmarshal(m["_revisions"], &r) != nil ||
-		r.Start < 1 || len(r.IDs) == 0 || !couchdoc.IsRevHash(r.IDs[0]) {
+		r.Start < 1 || len(r.IDs) == 0 {
 		return nil, false
 	}
-	rev, _ := json.Marshal(couchdoc.FormatRev(r.Start, r.IDs[0]))
+	id, ok := couchdoc.CanonRevID(r.IDs[0])
+	if !ok {
+		return nil, false
+	}
+	rev, _ := json.Marshal(couchdoc.FormatRev(r.Start, id))
 	if string(rev) == string(m["_rev"]) {
 		return nil, false
 	}
@@ -231,6 +235,7 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 		s.writeError(w, r, badRequest("Missing JSON list of 'docs'."))
 		return
 	}
+	canonBulkGetRevs(body.Docs)
 	mixed := accepts(r, wire.TypeMixed)
 	// As with open_revs, a multipart answer carries attachment bodies.
 	base.Attachments = base.Attachments || mixed
@@ -315,6 +320,22 @@ func (s *Server) bulkGetItems(r *http.Request, db *localdb.DB, items []bulkGetIt
 		run = append(run, item)
 	}
 	return flushRun()
+}
+
+// canonBulkGetRevs puts the revs of _bulk_get's items as CouchDB keeps
+// them (couchdoc.CanonRev), as its answers name them; a rev it refuses
+// stays as sent, for the item's error entry.
+func canonBulkGetRevs(items []bulkGetItem) {
+	for i := range items {
+		if c, err := couchdoc.CanonRev(items[i].Rev); err == nil {
+			items[i].Rev = c
+		}
+		for k, a := range items[i].AttsSince {
+			if c, err := couchdoc.CanonRev(a); err == nil {
+				items[i].AttsSince[k] = c
+			}
+		}
+	}
 }
 
 // bulkGetOptions reads _bulk_get's query parameters.

@@ -193,3 +193,14 @@ func TestCouchDB35Clients(t *testing.T) {
 		{file: "couchdb35-extra/clients.jsonl"},
 	})
 }
+
+// TestCouchDB35RevIDs replays CouchDB 3.5's answers to revision ids that
+// are not hex (1-x, 1-, 2-import42) in _bulk_docs, GET, _revs_diff,
+// open_revs and _bulk_get (testdata/couchdb35-extra/revids.jsonl).
+func TestCouchDB35RevIDs(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_revids"},
+		{file: "couchdb35-extra/revids.jsonl"},
+	})
+}

@@ -200,17 +200,21 @@ func sortLeaves(results []localdb.OpenRev) {
 		if ga != gb {
 			return ga < gb
 		}
-		return ha < hb
+		return couchdoc.CompareRevIDs(ha, hb) < 0
 	})
 }
 
-// requestRev reconciles the rev of ?rev=, If-Match and the body's _rev;
-// two that differ are a 400.
+// requestRev reconciles the rev of ?rev=, If-Match and the body's _rev
+// (each as CouchDB keeps it, couchdoc.CanonRev); two that differ are a 400.
 func requestRev(r *http.Request, bodyRev string) (string, error) {
 	rev := bodyRev
 	for _, other := range []string{r.URL.Query().Get("rev"), strings.Trim(r.Header.Get("If-Match"), `"`)} {
 		if other == "" {
 			continue
+		}
+		other, err := couchdoc.CanonRev(other)
+		if err != nil {
+			return "", err
 		}
 		if rev != "" && rev != other {
 			return "", badRequest("Document rev from request body and query string have different values")

@@ -86,17 +86,20 @@ func parseInt(s string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-// revList decodes a JSON list of revs and validates each.
+// revList decodes a JSON list of revs, each in the form CouchDB answers
+// it (couchdoc.CanonRev).
 func (q *query) revList(name string) []string {
 	var revs []string
 	if !q.json(name, &revs) {
 		return nil
 	}
-	for _, r := range revs {
-		if _, _, err := couchdoc.ParseRev(r); err != nil {
-			q.fail("Invalid rev format in %s: %q", name, r)
+	for i, r := range revs {
+		c, err := couchdoc.CanonRev(r)
+		if err != nil {
+			q.fail("Invalid rev format")
 			return nil
 		}
+		revs[i] = c
 	}
 	return revs
 }
@@ -122,9 +125,11 @@ func (q *query) getOptions() localdb.GetOptions {
 		o.Attachments = true
 	}
 	if o.Rev != "" {
-		if _, _, err := couchdoc.ParseRev(o.Rev); err != nil {
+		c, err := couchdoc.CanonRev(o.Rev)
+		if err != nil {
 			q.fail("Invalid rev format")
 		}
+		o.Rev = c
 	}
 	return o
 }

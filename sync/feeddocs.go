@@ -26,11 +26,11 @@ func feedDoc(c *couchdoc.Change) *couchdoc.Doc {
 	if len(c.Changes) != 1 || len(c.Doc) == 0 || c.Doc[0] != '{' {
 		return nil
 	}
-	rev := c.Changes[0].Rev
-	gen, hash, err := couchdoc.ParseRev(rev)
+	gen, hash, err := couchdoc.ParseRev(c.Changes[0].Rev)
 	if err != nil || gen != 1 {
 		return nil
 	}
+	rev := couchdoc.FormatRev(gen, hash) // as ParseDoc gives _rev
 	doc, err := couchdoc.ParseDoc(c.Doc)
 	if err != nil || doc.ID != c.ID || doc.Rev != rev || len(doc.Attachments) > 0 {
 		return nil

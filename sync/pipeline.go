@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -275,7 +276,7 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 				if !ok || len(d.Missing) == 0 {
 					continue
 				}
-				b.missing = append(b.missing, missingDoc{id: id, revs: d.Missing, ancestors: d.PossibleAncestors})
+				b.missing = append(b.missing, missingDoc{id: id, revs: sourceRevs(revs[id], d.Missing), ancestors: d.PossibleAncestors})
 				found += int64(len(d.Missing))
 			}
 		}
@@ -293,6 +294,38 @@ func (r *replication) diffRevs(ctx context.Context, s *session, in <-chan *batch
 		}
 	}
 	return nil
+}
+
+// sourceRevs returns the revisions the target lacks as the source spells
+// them. A target answers _revs_diff with each revision in its canonical
+// form (couchdoc.CanonRev: CouchDB prints a 16-byte id, or upper-case hex,
+// as lower-case hex), which a source that keeps ids as sent (PouchDB)
+// would not find. A missing rev the source did not list is kept as is.
+func sourceRevs(asked, missing []string) []string {
+	var out []string
+	for i, m := range missing {
+		if slices.Contains(asked, m) {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]string, 0, len(missing)), missing[:i]...)
+		}
+		spelled := m
+		for _, a := range asked {
+			if c, err := couchdoc.CanonRev(a); err == nil && c == m {
+				spelled = a
+				break
+			}
+		}
+		out = append(out, spelled)
+	}
+	if out == nil {
+		return missing
+	}
+	return out
 }
 
 // checkpointLoop records checkpoints while the pipeline runs: after each

@@ -157,10 +157,10 @@ func TestBadArguments(t *testing.T) {
 	ok(t, "put", store, "a", `{}`)
 	for _, args := range [][]string{
 		{"pull", filepath.Join(dir, "x.db"), "http://127.0.0.1:99999/x"},
-		{"get", store, "a", "--rev", "9-nope"},
-		{"delete", store, "a", "--rev", "9-nope"},
+		{"get", store, "a", "--rev", "nine-x"},
+		{"delete", store, "a", "--rev", "9"},
 		{"put", store, "a", "{}", "--rev", "nope"},
-		{"resolve", store, "a", "--winner", "1-xyz"},
+		{"resolve", store, "a", "--winner", "1-" + strings.Repeat("z", 32)},
 		{"pull", "--retries", "-1", filepath.Join(dir, "x.db"), "http://127.0.0.1:5984/x"},
 		{"pull", "--doc-ids", "", filepath.Join(dir, "x.db"), "http://127.0.0.1:5984/x"},
 		{"serve", "--addr", "127.0.0.1:99999", store},

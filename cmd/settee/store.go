@@ -70,7 +70,7 @@ func checkRev(flag, rev, id string) error {
 		return nil
 	}
 	if _, _, err := couchdoc.ParseRev(rev); err != nil {
-		return usageErrorf("%s %q is not a revision (expected N-HASH, such as 2-9b1e...)", flag, rev)
+		return usageErrorf("%s %q is not a revision (expected N-ID, such as 2-9b1e...)", flag, rev)
 	}
 	return nil
 }

@@ -78,7 +78,7 @@ func (t *Tree) Check() error {
 		if i > 0 && !less(t.Nodes[i-1].Rev, n.Rev) {
 			return errors.New("revtree: nodes not sorted or duplicated")
 		}
-		if n.Gen < 1 || n.Hash == "" {
+		if n.Gen < 1 {
 			return errors.New("revtree: bad revision")
 		}
 		if n.Parent >= 0 {

@@ -16,6 +16,9 @@ func PathFromRevisions(rev string, revs *couchdoc.Revisions) ([]Rev, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckStorable(r); err != nil {
+		return nil, err
+	}
 	if revs == nil {
 		return []Rev{r}, nil
 	}

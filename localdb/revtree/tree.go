@@ -21,20 +21,29 @@ type Rev struct {
 // String formats the revision as "N-hash".
 func (r Rev) String() string { return strconv.Itoa(r.Gen) + "-" + r.Hash }
 
-// MaxGen bounds a revision's generation (the tree encoding relies on it).
+// MaxGen bounds a revision's generation in a tree (the tree encoding
+// relies on it).
 const MaxGen = 1<<31 - 1
 
-// ParseRev parses "N-hash" with couchdoc.ParseRev; a generation above
-// MaxGen is also ErrBadRequest.
+// ParseRev parses a revision id with couchdoc.ParseRev (CouchDB's rule;
+// the hash comes back canonical). A generation the store cannot hold (0,
+// or above MaxGen) parses: such a revision is simply never found, as in
+// CouchDB, and CheckStorable refuses to write it.
 func ParseRev(s string) (Rev, error) {
 	gen, hash, err := couchdoc.ParseRev(s)
 	if err != nil {
 		return Rev{}, err
 	}
-	if gen > MaxGen {
-		return Rev{}, couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format: generation too large in %q", s)
-	}
 	return Rev{Gen: gen, Hash: hash}, nil
+}
+
+// CheckStorable reports whether a tree can hold r: its generation must be
+// 1 to MaxGen. Otherwise it is ErrBadRequest naming the revision.
+func CheckStorable(r Rev) error {
+	if r.Gen < 1 || r.Gen > MaxGen {
+		return couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format: generation of %q is out of range (1 to %d)", r.String(), MaxGen)
+	}
+	return nil
 }
 
 // Node is one revision in a tree. A node's generation is always its
@@ -92,7 +101,8 @@ func (t *Tree) IsLeaf(i int) bool {
 }
 
 // Better reports whether a wins over b by CouchDB's rule: a live revision
-// beats a deleted one, then the higher generation, then the higher hash.
+// beats a deleted one, then the higher generation, then the higher id in
+// CouchDB's order of ids (couchdoc.CompareRevIDs).
 func Better(a, b Node) bool {
 	if a.Deleted != b.Deleted {
 		return !a.Deleted
@@ -100,7 +110,7 @@ func Better(a, b Node) bool {
 	if a.Gen != b.Gen {
 		return a.Gen > b.Gen
 	}
-	return a.Hash > b.Hash
+	return couchdoc.CompareRevIDs(a.Hash, b.Hash) > 0
 }
 
 // Leaves returns the indexes of the leaves, the winner first and the others
