@@ -101,7 +101,7 @@ func serverFactory(t *testing.T) synctest.Factory {
 }
 
 func TestContractServer(t *testing.T) {
-	synctest.Run(t, serverFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true})
+	synctest.Run(t, serverFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true, RevIDOrder: true, AnyRevID: true})
 }
 
 // TestFirstPullHugeDoc: a document too large for a changes row (here with
@@ -156,5 +156,5 @@ func couchFactory(t *testing.T) synctest.Factory {
 // TestContractCouchDB runs the contract suite against a live CouchDB
 // (opt-in, SETTEE_COUCHDB_URL).
 func TestContractCouchDB(t *testing.T) {
-	synctest.Run(t, couchFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true})
+	synctest.Run(t, couchFactory(t), synctest.Caps{SelectorFeed: true, DocDelCount: true, AttsSince: true, RevIDOrder: true, AnyRevID: true})
 }

@@ -25,6 +25,13 @@ type Caps struct {
 	// honours atts_since, so unchanged attachments are not sent again
 	// (pouchdb-server 4.2.0 does neither).
 	AttsSince bool
+	// RevIDOrder: the remote picks the winner among leaves of one
+	// generation by CouchDB's order of rev ids (couchdoc.CompareRevIDs);
+	// pouchdb-server compares them as strings.
+	RevIDOrder bool
+	// AnyRevID: the remote keeps every rev id CouchDB takes; pouchdb-server
+	// misreads ids holding '-' and histories of empty ids.
+	AnyRevID bool
 }
 
 // Run runs the whole contract suite against the remote made by newDB.
@@ -49,6 +56,7 @@ func Run(t *testing.T, newDB Factory, caps Caps) {
 	t.Run("CloneFromSeed", func(t *testing.T) { testCloneFromSeed(t, newDB) })
 	t.Run("PurgeThenPull", func(t *testing.T) { testPurgeThenPull(t, newDB) })
 	t.Run("HandCopiedStore", func(t *testing.T) { testHandCopiedStore(t, newDB) })
+	t.Run("RevIDs", func(t *testing.T) { testRevIDs(t, newDB, caps) })
 }
 
 func replicate(t testing.TB, opts sync.Options) *sync.Result {
