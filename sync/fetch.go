@@ -108,12 +108,20 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 				return revErr
 			}
 			f := DocFailure{ID: currentID, Err: peerErr("source", src, "read document", revErr)}
+			var st Stats
 			var re *wire.RevError
 			if errors.As(revErr, &re) {
 				f.ID, f.Rev = cmp.Or(re.ID, f.ID), re.Rev
+				if re.Refused {
+					// Sent, but not a document this side can take: it
+					// fails alone, as a write the target refused would.
+					st = Stats{DocsRead: 1, DocWriteFailures: 1}
+				}
 			}
 			if f.ID != "" {
-				r.settle(b, []string{f.ID}, Stats{})
+				r.settle(b, []string{f.ID}, st)
+			} else if st.DocWriteFailures > 0 {
+				r.addStats(st)
 			}
 			r.docFailure(f)
 			return nil

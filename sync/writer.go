@@ -2,6 +2,7 @@ package sync
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
@@ -43,19 +44,39 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 	return nil
 }
 
-// bulkDocs writes docs with retries; a request the target finds too large
-// (413) is split in halves.
+// bulkDocs writes docs with retries. A request the target refuses for
+// what it holds (413 too large, or a 400 such as CouchDB's for a document
+// its parser refuses, which fails the whole request) is split in halves
+// until the document it refuses is alone: that one fails with the
+// target's error (a doc_write_failure) and the others are written.
 func (r *replication) bulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
 	var res []couchdoc.DocResult
 	err := r.retry(ctx, func() (err error) { res, err = r.writeBulk(ctx, docs); return err })
-	if len(docs) > 1 && couchdoc.StatusOf(err) == http.StatusRequestEntityTooLarge {
-		half := len(docs) / 2
-		a, err := r.bulkDocs(ctx, docs[:half])
-		if err != nil {
-			return nil, err
-		}
-		b, err := r.bulkDocs(ctx, docs[half:])
-		return append(a, b...), err
+	if err == nil || ctx.Err() != nil || !refusesDocs(err) {
+		return res, err
 	}
-	return res, err
+	if len(docs) == 1 {
+		var ce *couchdoc.Error
+		errors.As(err, &ce) // refusesDocs found one
+		fr := couchdoc.FailedResult(docs[0].ID, ce)
+		fr.Rev = docs[0].Rev
+		return []couchdoc.DocResult{fr}, nil
+	}
+	half := len(docs) / 2
+	a, err := r.bulkDocs(ctx, docs[:half])
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.bulkDocs(ctx, docs[half:])
+	return append(a, b...), err
+}
+
+// refusesDocs tells an error of a whole _bulk_docs request that comes from
+// the documents it holds.
+func refusesDocs(err error) bool {
+	switch couchdoc.StatusOf(err) {
+	case http.StatusRequestEntityTooLarge, http.StatusBadRequest:
+		return true
+	}
+	return false
 }

@@ -226,7 +226,7 @@ func handleBulkGetDoc(id string, e *BulkGetDocJSON, fn DocFunc) error {
 	case len(e.OK) > 0 && string(e.OK) != "null":
 		doc, err := couchdoc.ParseDoc(e.OK)
 		if err != nil {
-			return malformed("_bulk_get document", err)
+			return refusedOr(fn, refusedDoc("_bulk_get document", e.OK, err))
 		}
 		if err := VerifyInline(doc, e.OK); err != nil {
 			return err
@@ -285,7 +285,7 @@ func readOpenRevsEntry(entry []byte, fn DocFunc) error {
 	case len(e.OK) > 0 && string(e.OK) != "null":
 		doc, err := couchdoc.ParseDoc(e.OK)
 		if err != nil {
-			return malformed("open_revs document", err)
+			return refusedOr(fn, refusedDoc("open_revs document", e.OK, err))
 		}
 		if err := VerifyInline(doc, e.OK); err != nil {
 			return err

@@ -128,7 +128,10 @@ func refReadOpenRevsJSON(r io.Reader, fn DocFunc) error {
 		case len(e.OK) > 0 && string(e.OK) != "null":
 			doc, err := couchdoc.ParseDoc(e.OK)
 			if err != nil {
-				return malformed("open_revs document", err)
+				if err := refusedOr(fn, refusedDoc("open_revs document", e.OK, err)); err != nil {
+					return err
+				}
+				continue
 			}
 			if err := VerifyInline(doc, e.OK); err != nil {
 				return err

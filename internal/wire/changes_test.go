@@ -163,7 +163,16 @@ func TestOpenRevsJSON(t *testing.T) {
 	if err != nil || n != 1 || missing != 1 {
 		t.Fatalf("n %d missing %d err %v", n, missing, err)
 	}
-	for _, bad := range []string{`[{"ok":{"_id":"a","_rev":"x"}}]`, `[{}]`, `[{"ok":{"_id":"a"}}`, `{`} {
+	// A document refused alone (its rev is not one) is an entry error.
+	var refused *RevError
+	err = ReadDocs(strings.NewReader(`[{"ok":{"_id":"a","_rev":"x"}}]`), "application/json", func(_ *couchdoc.Doc, e error) error {
+		errors.As(e, &refused)
+		return nil
+	})
+	if err != nil || refused == nil || !refused.Refused || refused.ID != "a" || refused.Rev != "x" {
+		t.Fatalf("refused doc: %v %+v", err, refused)
+	}
+	for _, bad := range []string{`[{}]`, `[{"ok":{"_id":"a"}}`, `{`} {
 		if err := ReadDocs(strings.NewReader(bad), "application/json", func(*couchdoc.Doc, error) error { return nil }); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

@@ -78,6 +78,9 @@ type RevError struct {
 	ID  string // may be empty: CouchDB omits it from multipart error parts
 	Rev string
 	Err *couchdoc.Error
+	// Refused is set when the peer sent the document and this side
+	// refuses it (couchdoc.ParseDoc's error): the peer reported nothing.
+	Refused bool
 }
 
 func (e *RevError) Error() string {

@@ -221,7 +221,8 @@ func handleJSONPart(js []byte, isError bool, fn DocFunc) error {
 	}
 	doc, err := couchdoc.ParseDoc(js)
 	if err != nil {
-		return malformed("document JSON", err)
+		// The part ended at its boundary: the answer reads on.
+		return refusedOr(fn, refusedDoc("document JSON", js, err))
 	}
 	if err := VerifyInline(doc, js); err != nil {
 		return err
@@ -269,7 +270,8 @@ func readRelated(r io.Reader, boundary string, fn DocFunc) error {
 	}
 	doc, err := couchdoc.ParseDoc(js)
 	if err != nil {
-		return malformed("document JSON", err)
+		// Its attachment parts are skipped with the rest of this body.
+		return refusedOr(fn, refusedDoc("document JSON", js, err))
 	}
 	order, err := followsOrder(js)
 	if err != nil {
