@@ -71,9 +71,8 @@ func NewRevHash(deleted bool, parentRev string, canonicalBody []byte, atts map[s
 }
 
 // ValidateRevisions checks that a document's _revisions agrees with its
-// _rev (which must be canonical, see CanonRev): the start is the rev's
-// generation, the first id its id, and the history no longer than its
-// start. It puts every id in the form CouchDB keeps it (CanonRevID); a
+// _rev: the start is the rev's generation, the first id its id, and the
+// history reaches no lower than generation 0. It puts every id in the form CouchDB keeps it (CanonRevID); a
 // 32-byte id that is not hexadecimal is ErrDocValidation, as in CouchDB.
 func ValidateRevisions(rev string, r *Revisions) error {
 	gen, hash, err := ParseRev(rev)
@@ -89,8 +88,8 @@ func ValidateRevisions(rev string, r *Revisions) error {
 	if len(r.IDs) == 0 || r.Start != gen || r.IDs[0] != hash {
 		return Errorf(ErrBadRequest, "_revisions does not match _rev %q", rev)
 	}
-	if len(r.IDs) > r.Start {
-		return Errorf(ErrBadRequest, "_revisions lists more ids than its start %d", r.Start)
+	if len(r.IDs) > r.Start+1 { // the oldest would be below generation 0
+		return Errorf(ErrBadRequest, "_revisions lists more ids than its start %d allows", r.Start)
 	}
 	return nil
 }

@@ -52,7 +52,7 @@ func Unmarshal(b []byte) (*Tree, error) {
 	for i := uint64(0); i < count; i++ {
 		gen, ok1 := next()
 		hl, ok2 := next()
-		if !ok1 || !ok2 || hl > uint64(len(b)) || gen == 0 || gen > MaxGen {
+		if !ok1 || !ok2 || hl > uint64(len(b)) || gen > MaxGen {
 			return nil, errCorrupt
 		}
 		hash := string(b[:hl])
@@ -78,7 +78,7 @@ func (t *Tree) Check() error {
 		if i > 0 && !less(t.Nodes[i-1].Rev, n.Rev) {
 			return errors.New("revtree: nodes not sorted or duplicated")
 		}
-		if n.Gen < 1 {
+		if n.Gen < 0 {
 			return errors.New("revtree: bad revision")
 		}
 		if n.Parent >= 0 {

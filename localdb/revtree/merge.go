@@ -1,6 +1,8 @@
 package revtree
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/settee/settee/couchdoc"
@@ -171,25 +173,46 @@ func (t *Tree) Stem(limit int) []Rev {
 	return removed
 }
 
-// Missing returns the revisions of revs the tree does not know, in input
-// order without duplicates, and CouchDB's possible ancestors for them: the
-// leaves whose generation is lower than that of some missing revision
-// (chttpd_db's possible_ancestors).
+// Missing returns the revisions of revs the tree does not know and
+// CouchDB's possible ancestors for them: the leaves whose generation is
+// lower than that of some missing revision (chttpd_db's
+// possible_ancestors). As couch_key_tree:find_missing, the missing ones
+// come sorted (generation, then CouchDB's order of ids) and each revision
+// of the tree takes away one of its occurrences in revs, so a revision
+// listed twice that the tree has is still missing once. An empty tree is
+// a document CouchDB does not have: then every rev is missing, in input
+// order, duplicates and all.
 func (t *Tree) Missing(revs []Rev) (missing []Rev, possible []Rev) {
-	seen := make(map[Rev]bool, len(revs))
-	maxGen := 0
-	for _, r := range revs {
-		if seen[r] || t.Find(r) >= 0 {
-			continue
+	if len(t.Nodes) == 0 {
+		missing = revs
+	} else {
+		sorted := revs
+		if len(revs) > 1 {
+			sorted = slices.Clone(revs)
+			slices.SortStableFunc(sorted, CompareRevs)
 		}
-		seen[r] = true
-		missing = append(missing, r)
-		if r.Gen > maxGen {
-			maxGen = r.Gen
+		var taken map[int]bool
+		for _, r := range sorted {
+			i := t.Find(r)
+			if i >= 0 && !taken[i] {
+				if len(sorted) == 1 {
+					return nil, nil
+				}
+				if taken == nil {
+					taken = make(map[int]bool, len(sorted))
+				}
+				taken[i] = true
+				continue
+			}
+			missing = append(missing, r)
 		}
 	}
 	if len(missing) == 0 {
 		return nil, nil
+	}
+	maxGen := 0
+	for _, r := range missing {
+		maxGen = max(maxGen, r.Gen)
 	}
 	for _, l := range t.Leaves() {
 		if t.Nodes[l].Gen < maxGen {
@@ -197,4 +220,13 @@ func (t *Tree) Missing(revs []Rev) (missing []Rev, possible []Rev) {
 		}
 	}
 	return missing, possible
+}
+
+// CompareRevs orders revisions as CouchDB sorts {Pos, RevId}: by
+// generation, then by couchdoc.CompareRevIDs.
+func CompareRevs(a, b Rev) int {
+	if a.Gen != b.Gen {
+		return cmp.Compare(a.Gen, b.Gen)
+	}
+	return couchdoc.CompareRevIDs(a.Hash, b.Hash)
 }

@@ -26,9 +26,9 @@ func (r Rev) String() string { return strconv.Itoa(r.Gen) + "-" + r.Hash }
 const MaxGen = 1<<31 - 1
 
 // ParseRev parses a revision id with couchdoc.ParseRev (CouchDB's rule;
-// the hash comes back canonical). A generation the store cannot hold (0,
-// or above MaxGen) parses: such a revision is simply never found, as in
-// CouchDB, and CheckStorable refuses to write it.
+// the hash comes back canonical). A generation the store cannot hold
+// (above MaxGen) parses: such a revision is simply never found, and
+// CheckStorable refuses to write it.
 func ParseRev(s string) (Rev, error) {
 	gen, hash, err := couchdoc.ParseRev(s)
 	if err != nil {
@@ -38,10 +38,11 @@ func ParseRev(s string) (Rev, error) {
 }
 
 // CheckStorable reports whether a tree can hold r: its generation must be
-// 1 to MaxGen. Otherwise it is ErrBadRequest naming the revision.
+// 0 (CouchDB stores "0-x" too) to MaxGen. Otherwise it is ErrBadRequest
+// naming the revision.
 func CheckStorable(r Rev) error {
-	if r.Gen < 1 || r.Gen > MaxGen {
-		return couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format: generation of %q is out of range (1 to %d)", r.String(), MaxGen)
+	if r.Gen < 0 || r.Gen > MaxGen {
+		return couchdoc.Errorf(couchdoc.ErrBadRequest, "Invalid rev format: generation of %q is out of range (0 to %d)", r.String(), MaxGen)
 	}
 	return nil
 }

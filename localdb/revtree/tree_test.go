@@ -122,8 +122,10 @@ func TestMissing(t *testing.T) {
 	tr := &Tree{}
 	tr.Merge(p(t, "3-c 2-b 1-a"), false)
 	tr.Merge(p(t, "2-9 1-a"), true)
-	missing, possible := tr.Missing(p(t, "1-a 3-c 4-d 2-7 4-d"))
-	if fmt.Sprint(missing) != "[4-d 2-7]" {
+	// As CouchDB 3.5 (couch_key_tree:find_missing): sorted, and a rev
+	// listed twice stays twice (a known one, once fewer).
+	missing, possible := tr.Missing(p(t, "1-a 3-c 4-d 2-7 4-d 3-c"))
+	if fmt.Sprint(missing) != "[2-7 3-c 4-d 4-d]" {
 		t.Fatalf("missing %v", missing)
 	}
 	// Leaves with a lower generation than some missing rev: 3-c and 2-9.
