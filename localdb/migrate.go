@@ -86,6 +86,12 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return fmt.Errorf("migration %d: %w", m.version, err)
 		}
+		if step := goSteps[m.version]; step != nil && v > 0 {
+			// A new file has nothing to rewrite.
+			if err := step(ctx, tx); err != nil {
+				return fmt.Errorf("migration %d: %w", m.version, err)
+			}
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "PRAGMA user_version = "+strconv.Itoa(len(ms))); err != nil {
 		return err

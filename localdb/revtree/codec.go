@@ -3,6 +3,9 @@ package revtree
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
+
+	"github.com/settee/settee/couchdoc"
 )
 
 // codecVersion leads every encoded tree so the format can evolve.
@@ -88,4 +91,38 @@ func (t *Tree) Check() error {
 		}
 	}
 	return nil
+}
+
+// Canonicalize puts every rev id of the tree in the form CouchDB keeps it
+// (couchdoc.CanonRevID), as a tree written before ids were opaque may not
+// have them (upper-case hex, 16 hex digits). It returns the revisions it
+// renamed, old to new. ok is false, and the tree unchanged, when two
+// revisions would become one.
+func (t *Tree) Canonicalize() (renamed map[string]string, ok bool) {
+	var out []Node
+	for i, n := range t.Nodes {
+		c, valid := couchdoc.CanonRevID(n.Hash)
+		if !valid || c == n.Hash {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(t.Nodes)
+			renamed = make(map[string]string)
+		}
+		out[i].Hash = c
+		renamed[n.Rev.String()] = out[i].Rev.String()
+	}
+	if out == nil {
+		return nil, true
+	}
+	seen := make(map[Rev]bool, len(out))
+	for _, n := range out {
+		if seen[n.Rev] {
+			return nil, false
+		}
+		seen[n.Rev] = true
+	}
+	t.Nodes = out
+	t.normalize()
+	return renamed, true
 }
