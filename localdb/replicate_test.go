@@ -216,9 +216,8 @@ func TestReplicatedKnownRevIgnoredWithHistory(t *testing.T) {
 	}
 }
 
-// The cases of CouchDB's chttpd_revs_diff_tests, with hex rev ids (our
-// couchdoc.ParseRev only takes hex hashes). The docs are written as that
-// test does: new_edits=false with _revisions and no _rev.
+// The cases of CouchDB's chttpd_revs_diff_tests. The docs are written as
+// that test does: new_edits=false with _revisions and no _rev.
 func TestRevsDiffCouchDBCases(t *testing.T) {
 	db := open(t)
 	mk := func(id string, start int, ids ...string) *couchdoc.Doc {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,27 +167,62 @@ func TestReplicationLogsOnBothSides(t *testing.T) {
 	}
 }
 
-// failingBatch refuses, as a whole, any _bulk_docs holding doc00150.
-type failingBatch struct{ *memPeer }
+// failingBatch refuses, as a whole and with err, any _bulk_docs holding
+// doc00150.
+type failingBatch struct {
+	*memPeer
+	err error
+}
 
 func (p failingBatch) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
 	for _, d := range docs {
 		if d.ID == "doc00150" {
-			return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "refused")
+			return nil, p.err
 		}
 	}
 	return p.memPeer.BulkDocs(ctx, docs)
 }
 
+// TestFailedBatchIsNotCheckpointed: a request refused for something else
+// than the documents it holds (here 403: no right to write) fails the
+// replication, and the checkpoint stays before that batch.
 func TestFailedBatchIsNotCheckpointed(t *testing.T) {
 	src, tgt := newMemPeer("src"), newMemPeer("tgt")
 	fill(src, 300)
-	res, err := Replicate(context.Background(), Options{Source: src, Target: failingBatch{tgt}, BatchSize: 100, Workers: 1})
-	if !errors.Is(err, couchdoc.ErrBadRequest) {
+	res, err := Replicate(context.Background(), Options{Source: src, Target: failingBatch{tgt, couchdoc.Errorf(couchdoc.ErrForbidden, "refused")}, BatchSize: 100, Workers: 1})
+	if !errors.Is(err, couchdoc.ErrForbidden) {
 		t.Fatalf("err = %v", err)
 	}
 	if string(res.LastSeq) != `"100-x"` {
 		t.Fatalf("checkpoint %s, want the end of the first batch", res.LastSeq)
+	}
+}
+
+// TestRefusedDocFailsAlone: a request refused whole for one document it
+// holds (400, as CouchDB answers a document its parser refuses) is split
+// until that document is alone; it fails as a doc_write_failure and the
+// replication writes the rest and checkpoints its end.
+func TestRefusedDocFailsAlone(t *testing.T) {
+	src, tgt := newMemPeer("src"), newMemPeer("tgt")
+	fill(src, 300)
+	var mu gosync.Mutex
+	var failed []DocFailure
+	onEvent := func(e Event) {
+		if e.Kind == EventDocFailure {
+			mu.Lock()
+			failed = append(failed, *e.Doc)
+			mu.Unlock()
+		}
+	}
+	res, err := Replicate(context.Background(), Options{Source: src, Target: failingBatch{tgt, couchdoc.Errorf(couchdoc.ErrBadRequest, "refused")},
+		BatchSize: 100, Workers: 1, OnEvent: onEvent})
+	if err != nil || res.Stats.DocsWritten != 299 || res.Stats.DocWriteFailures != 1 || string(res.LastSeq) != `"300-x"` {
+		t.Fatalf("%v %+v %s", err, res.Stats, res.LastSeq)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failed) != 1 || failed[0].ID != "doc00150" || !errors.Is(failed[0].Err, couchdoc.ErrBadRequest) {
+		t.Fatalf("failures %+v", failed)
 	}
 }
 
