@@ -69,9 +69,18 @@ func control(t *testing.T, tmpl string, i int) {
 	cmd := strings.ReplaceAll(tmpl, "{n}", strconv.Itoa(i+1))
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "sh", "-c", cmd).CombinedOutput()
+	// Output to a file, not a pipe: a node started in the background may
+	// keep the command's stdout open, and a pipe would wait for it.
+	out, err := os.CreateTemp(t.TempDir(), "control")
 	if err != nil {
-		t.Fatalf("%s: %v\n%s", cmd, err, out)
+		t.Fatal(err)
+	}
+	defer out.Close()
+	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	c.Stdout, c.Stderr = out, out
+	if err := c.Run(); err != nil {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("%s: %v\n%s", cmd, err, b)
 	}
 }
 
@@ -251,11 +260,17 @@ func run(t *testing.T, e env, sc scenario, killed int) figures {
 		time.Sleep(sc.killAt)
 		ended()
 		control(t, e.kill, killed)
+		up := false
+		t.Cleanup(func() {
+			if !up { // the test failed with the node down: others share it
+				control(t, e.restart, killed)
+			}
+		})
 		t.Logf("node %d killed %v after the start", killed+1, time.Since(start).Round(time.Millisecond))
 		time.Sleep(sc.down)
 		ended()
 		control(t, e.restart, killed)
-		restarted = time.Now()
+		up, restarted = true, time.Now()
 		t.Logf("node %d answering again %v after the start", killed+1, time.Since(start).Round(time.Millisecond))
 	} else {
 		time.Sleep(1500 * time.Millisecond)
