@@ -51,9 +51,14 @@ func (r *replication) recheckLogs(ctx context.Context, srcLog, tgtLog *Replicati
 //     its source_last_seq that entry's recorded_seq.
 //   - Pull (the local store is the target): the target's log is written
 //     only once everything up to its sequence is durable on it, so that
-//     sequence is safe to resume from as long as the remote source did
-//     not go back in time (its update_seq's number is not below the
-//     log's: a database deleted and created again starts over).
+//     sequence is safe to resume from as long as the remote source is the
+//     same database. With integer sequences (PouchDB, Settee) its
+//     update_seq must not be below the log's: a database deleted and
+//     created again starts over. CouchDB's opaque sequences name the
+//     shard files they come from, and CouchDB itself reads a since of
+//     another incarnation from 0; their numbers are sums over whichever
+//     shard copies answered, which differ between nodes, so they are not
+//     compared.
 //   - Push (the local store is the source): the remote target must not
 //     be empty (a database deleted and created again would be).
 func (r *replication) oneSidedStart(srcLog, tgtLog *ReplicationLog, srcInfo, tgtInfo *PeerInfo) (json.RawMessage, []HistoryEntry) {
@@ -81,8 +86,8 @@ func (r *replication) oneSidedStart(srcLog, tgtLog *ReplicationLog, srcInfo, tgt
 	return seq, l.History
 }
 
-// seqNumber is the number a sequence starts with: an integer, or the
-// "N-..." of CouchDB's opaque strings (the sum of the shards' sequences).
+// seqNumber is an integer sequence's value (a JSON number, or a string
+// holding only digits); false for CouchDB's opaque strings.
 func seqNumber(seq json.RawMessage) (int64, bool) {
 	s := string(bytes.TrimSpace(seq))
 	if len(s) > 1 && s[0] == '"' {
@@ -90,10 +95,6 @@ func seqNumber(seq json.RawMessage) (int64, bool) {
 			s = u
 		}
 	}
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
+	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
 }

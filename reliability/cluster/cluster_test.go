@@ -99,7 +99,7 @@ type scenario struct {
 type figures struct {
 	total, caughtUp            time.Duration // start to converged; restart to caught up
 	offline, retries, requests int64
-	read, written              int64
+	read, written, checked     int64
 }
 
 func TestClusterNodeDies(t *testing.T) {
@@ -132,9 +132,9 @@ func TestClusterNodeDies(t *testing.T) {
 				base[sc.dir] = f
 			}
 			b := base[sc.dir]
-			report = append(report, fmt.Sprintf("%-20s docs=%d total=%v restart_to_caught_up=%v offline=%d retried_steps=%d requests=%d read=%d written=%d re-read=%d (baseline total=%v requests=%d re-read=%d)",
+			report = append(report, fmt.Sprintf("%-20s docs=%d total=%v restart_to_caught_up=%v offline=%d retried_steps=%d requests=%d revs_checked=%d docs_read=%d written=%d re-read=%d (baseline: total=%v requests=%d revs_checked=%d re-read=%d)",
 				sc.name, e.docs, f.total.Round(time.Millisecond), f.caughtUp.Round(time.Millisecond), f.offline, f.retries, f.requests,
-				f.read, f.written, f.read-f.written, b.total.Round(time.Millisecond), b.requests, b.read-b.written))
+				f.checked, f.read, f.written, f.read-f.written, b.total.Round(time.Millisecond), b.requests, b.checked, b.read-b.written))
 		})
 		if !ok {
 			break
@@ -190,6 +190,9 @@ func run(t *testing.T, e env, sc scenario, killed int) figures {
 		OnEvent: func(ev sync.Event) {
 			if ev.Kind != sync.EventState {
 				return
+			}
+			if ev.State == sync.StateOffline && offline.Load() < 3 {
+				t.Logf("%s offline: %v", ev.Replication, ev.Err)
 			}
 			switch ev.State {
 			case sync.StateOffline:
@@ -310,6 +313,7 @@ func run(t *testing.T, e env, sc scenario, killed int) figures {
 		f.retries += r.Retries
 		f.read += r.Stats.DocsRead
 		f.written += r.Stats.DocsWritten
+		f.checked += r.Stats.MissingChecked
 		if r.Stats.DocWriteFailures != 0 {
 			t.Errorf("%d document write failures", r.Stats.DocWriteFailures)
 		}
