@@ -152,7 +152,9 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 		}
 		unread := int64(-1)
 		opts.OnPending = func(n int64) { unread = n }
+		calls := 0
 		err := r.retry(ctx, func() (err error) {
+			calls++
 			rows = rows[:0]
 			unread = -1
 			docBytes := 0
@@ -180,6 +182,13 @@ func (r *replication) readChanges(ctx context.Context, s *session, out chan<- *b
 		})
 		if err != nil {
 			return peerErr("source", src, "read changes", err)
+		}
+		if calls > 1 && s.emptyTarget {
+			// A feed read again after a failure may repeat changes already
+			// handed on (a cluster maps a lost node's shard positions onto
+			// another copy's): from here on revs_diff decides, not the
+			// empty target's shortcut.
+			s.firstPass.Store(true)
 		}
 		seq := last
 		if len(seq) == 0 && len(rows) > 0 {
