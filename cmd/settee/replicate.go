@@ -234,11 +234,14 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if err != nil {
 		return err
 	}
+	var db *localdb.DB
 	if dir == "push" {
-		// Refuse a path with no store before any request.
-		if err := withStore(pos[0], false, func(*localdb.DB) error { return nil }); err != nil {
+		// Refuse a path with no store before any request; a push never
+		// creates one.
+		if db, err = openStore(pos[0], false); err != nil {
 			return err
 		}
+		defer closeStore(db, &err)
 	}
 	// Check the remote first, so a wrong URL or password fails at once
 	// and before a local store is created for nothing. A failure that may
@@ -261,11 +264,12 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		}
 		return err
 	}
-	db, err := openStore(pos[0], dir != "push")
-	if err != nil {
-		return err
+	if db == nil { // pull and sync create the store, once the remote answered
+		if db, err = openStore(pos[0], true); err != nil {
+			return err
+		}
+		defer closeStore(db, &err)
 	}
-	defer closeStore(db, &err)
 	local := newLocalPeer(db)
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
