@@ -1,9 +1,11 @@
 package localdb
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/mango"
@@ -26,6 +28,13 @@ type IndexScan struct {
 	// PageSize is how many rows each query reads ahead (default 100): the
 	// expected number of rows the caller needs, at most.
 	PageSize int
+	// Skip, on an ascending scan of a json index that starts at it (Start
+	// equal to Skip, no After), is a key prefix whose rows are passed over
+	// unread: a $gt's excluded value, whose rows the caller would refuse
+	// anyway. Skipped, when set, receives their document ids (read from
+	// the keys alone) before the first row is given.
+	Skip    []byte
+	Skipped func(ids []string)
 }
 
 // IndexRow is one row of a scan: its stored key and the document's
@@ -133,6 +142,17 @@ func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, er
 	if s.After != nil {
 		cursor, inclusive = s.After, false
 	}
+	var skipped []string
+	if ix != nil && !s.Descending && s.After == nil && s.Skip != nil && bytes.Equal(s.Start, s.Skip) {
+		past := append(slices.Clip(s.Skip), mango.KeyMax) // above every key with the prefix
+		if skipped, err = skipKeys(r, ixID, fields, s.Skip, past, s.End); err != nil {
+			return false, err
+		}
+		cursor, inclusive = past, true
+		if s.End != nil && bytes.Compare(s.End, past) < 0 {
+			cursor = s.End
+		}
+	}
 	for {
 		var gen *int64
 		if !c.verified {
@@ -153,6 +173,10 @@ func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, er
 		if stale, err := c.stale(gen); stale || err != nil {
 			return err == nil, err
 		}
+		if skipped != nil && s.Skipped != nil {
+			s.Skipped(skipped)
+		}
+		skipped = nil
 		for _, row := range rows {
 			if row.hasAtts {
 				if err := r.fillAtts(row.doc, row.revRow, nil, 0, GetOptions{}); err != nil {
@@ -170,6 +194,39 @@ func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, er
 		cursor, inclusive = rows[len(rows)-1].key, false
 		page = min(page*2, 1000)
 	}
+}
+
+// skipKeys returns the document ids of index ixID's entries from start up
+// to past (and end), read from the keys alone.
+func skipKeys(r *rtx, ixID int64, fields int, start, past, end []byte) ([]string, error) {
+	if end != nil && bytes.Compare(end, past) < 0 {
+		past = end
+	}
+	branch := func(table string) string {
+		return `SELECT key FROM ` + table + ` WHERE ix_id = ? AND key >= ? AND key < ?`
+	}
+	stmt, err := r.shapeStmt(branch(tEntries) + " UNION ALL " + branch(tFresh))
+	if err != nil {
+		return nil, fmt.Errorf("scan index: %w", err)
+	}
+	rows, err := stmt.QueryContext(r.ctx, ixID, start, past, ixID, start, past)
+	if err != nil {
+		return nil, fmt.Errorf("scan index: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	var key []byte
+	for rows.Next() {
+		if err := rows.Scan(&key); err != nil {
+			return nil, err
+		}
+		id, err := entryID(key, fields, ixID)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 type scanRow struct {

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/localdb/query"
@@ -150,5 +152,82 @@ func TestFindReturnsAttachmentStubs(t *testing.T) {
 	}
 	if len(res.Docs) != 1 || json.Unmarshal(res.Docs[0], &doc) != nil || !doc.Attachments["a.txt"].Stub || doc.Attachments["a.txt"].Length != 5 {
 		t.Fatalf("doc %s", res.Docs)
+	}
+}
+
+// TestFindGtSkipsTheBound: a $gt on an index column whose lower bound has
+// many rows passes them over unread (localdb.IndexScan.Skip), yet counts
+// them as CouchDB examines them, with the same answer and warning; with an
+// upper bound inside it; and with a bookmark.
+func TestFindGtSkipsTheBound(t *testing.T) {
+	db := localdbtest.Open(t)
+	for i := 0; i < 60; i++ {
+		put(t, db, fmt.Sprintf("p%02d", i), fmt.Sprintf(`{"type": "user", "age": %d}`, 30+i/40)) // 40 at 30, 20 at 31
+	}
+	put(t, db, "_design/odd", `{"type": "user", "age": 30}`)
+	createIndex(t, db, `{"index": {"fields": ["type", "age"]}, "ddoc": "ui", "name": "type-age"}`)
+	res := find(t, db, `{"selector": {"type": "user", "age": {"$gt": 30}}, "sort": [{"type": "asc"}, {"age": "asc"}], "limit": 3, "execution_stats": true}`)
+	if got := ids(t, res); strings.Join(got, ",") != "p40,p41,p42" {
+		t.Fatalf("rows %v", got)
+	}
+	// CouchDB reads the 40 rows of age 30 (design documents are in no
+	// json index) before the 3 it returns.
+	if res.Stats.TotalKeysExamined != 43 || res.Stats.TotalDocsExamined != 43 || res.Stats.ResultsReturned != 3 ||
+		!strings.Contains(res.Warning, "The number of documents examined is high") {
+		t.Fatalf("stats %+v, warning %q", res.Stats, res.Warning)
+	}
+	// Nothing above the bound: the skipped rows still count.
+	res = find(t, db, `{"selector": {"type": "user", "age": {"$gt": 31}}, "execution_stats": true}`)
+	if len(res.Docs) != 0 || res.Stats.TotalKeysExamined != 20 || res.Stats.TotalDocsExamined != 20 {
+		t.Fatalf("above every row: %d docs, stats %+v", len(res.Docs), res.Stats)
+	}
+	// An upper bound: $gt 30 and $lt 31 matches nothing.
+	res = find(t, db, `{"selector": {"type": "user", "age": {"$gt": 30, "$lt": 31}}, "execution_stats": true}`)
+	if len(res.Docs) != 0 || res.Stats.TotalKeysExamined != 40 {
+		t.Fatalf("$gt 30 $lt 31: %d docs, stats %+v", len(res.Docs), res.Stats)
+	}
+	// A bookmark resumes after the first page, past the bound.
+	var page struct {
+		Bookmark string `json:"bookmark"`
+	}
+	first := find(t, db, `{"selector": {"type": "user", "age": {"$gt": 30}}, "limit": 5}`)
+	page.Bookmark = first.Bookmark
+	next := find(t, db, fmt.Sprintf(`{"selector": {"type": "user", "age": {"$gt": 30}}, "limit": 5, "bookmark": %q}`, page.Bookmark))
+	if got := ids(t, next); strings.Join(got, ",") != "p45,p46,p47,p48,p49" {
+		t.Fatalf("after the bookmark: %v", got)
+	}
+}
+
+// TestScanSkip: an index scan with Skip gives no row of the skipped
+// prefix (its ids go to Skipped, once, before the first row) and every row
+// after it, also when the range ends inside the prefix.
+func TestScanSkip(t *testing.T) {
+	db := localdbtest.Open(t)
+	for i := 0; i < 30; i++ {
+		put(t, db, fmt.Sprintf("p%02d", i), fmt.Sprintf(`{"age": %d}`, 30+i/20)) // 20 at 30, 10 at 31
+	}
+	createIndex(t, db, `{"index": {"fields": ["age"]}, "ddoc": "a", "name": "age"}`)
+	start := mango.EncodeKey(nil, 30.0)
+	for _, tc := range []struct {
+		end           []byte
+		rows, skipped int
+	}{{nil, 10, 20}, {append(slices.Clip(start), 0), 0, 0}} {
+		var got []string
+		var skipped [][]string
+		err := db.ScanIndex(bg, localdb.IndexScan{DDoc: "_design/a", Name: "age", Start: start, End: tc.end, Skip: start,
+			Skipped: func(ids []string) { skipped = append(skipped, ids) }}, func(r *localdb.IndexRow) (bool, error) {
+			got = append(got, r.Doc.ID)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range skipped {
+			n += len(s)
+		}
+		if len(got) != tc.rows || n != tc.skipped || len(skipped) > 1 || (tc.rows > 0 && got[0] != "p20") {
+			t.Errorf("end %x: rows %v, skipped %v", tc.end, got, skipped)
+		}
 	}
 }
