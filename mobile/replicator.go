@@ -44,6 +44,11 @@ type ReplicatorConfig struct {
 	// it with Database.FetchAttachment) or "lazy-over=BYTES" (only bodies
 	// of at most BYTES). Pushes always send every body the store has.
 	Attachments string
+	// Throttle, when positive, bounds the documents written a second, each
+	// way (0: as fast as it goes): a low-power mode for a sync that runs
+	// while the app is in the background, leaving the CPU to the
+	// foreground and the battery alone.
+	Throttle int
 }
 
 // NewReplicatorConfig returns a two-way, one-shot configuration for url.
@@ -121,7 +126,10 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 	if cfg.Direction != "push" && cfg.Direction != "pull" && cfg.Direction != "both" {
 		return nil, badRequest("direction must be push, pull or both, got %q", cfg.Direction)
 	}
-	opts := sync.Options{Continuous: cfg.Continuous, CreateTarget: cfg.CreateTarget, Filter: cfg.Filter}
+	if cfg.Throttle < 0 {
+		return nil, badRequest("Throttle must not be negative, got %d", cfg.Throttle)
+	}
+	opts := sync.Options{Continuous: cfg.Continuous, CreateTarget: cfg.CreateTarget, Filter: cfg.Filter, Throttle: cfg.Throttle}
 	att, err := sync.ParseAttachments(cfg.Attachments)
 	if err != nil {
 		return nil, badRequest("Attachments: %v", err)

@@ -205,6 +205,7 @@ func TestReplicatorErrors(t *testing.T) {
 		{URL: srv.URL + "/db", DocIDs: `{"not":"an array"}`},
 		{URL: srv.URL + "/db", Headers: `["x"]`},
 		{URL: srv.URL + "/db", Selector: `{bad`},
+		{URL: srv.URL + "/db", Throttle: -1},
 	} {
 		if _, err := NewReplicator(d, cfg); err == nil || !strings.HasPrefix(err.Error(), "bad_request") {
 			t.Errorf("NewReplicator(%+v): err = %v", cfg, err)

@@ -87,6 +87,13 @@ type Options struct {
 	// Heartbeat keeps a continuous feed's connection alive. Default 10 s.
 	Heartbeat time.Duration
 
+	// Throttle, when positive, bounds the documents written to the target
+	// a second: a low-power mode for a sync an app runs in the
+	// background, whose reads and fetches follow the writes. Writes then
+	// go in units of at most a tenth of it (BulkDocsSize permitting), so
+	// that no write holds the target's writer long.
+	Throttle int
+
 	// OnEvent, when set, receives every event, one at a time, from the
 	// replication's goroutines: it must not block for long. Under a
 	// Supervisor it is called from the supervisor's own goroutine instead,
@@ -155,6 +162,9 @@ func (o Options) withDefaults() Options {
 		o.CheckpointInterval = DefaultContinuousCheckpointInterval
 	}
 	o.CheckpointInterval = max(o.CheckpointInterval, 0)
+	if o.Throttle > 0 {
+		o.BulkDocsSize = max(1, min(o.BulkDocsSize, o.Throttle/10))
+	}
 	return o
 }
 

@@ -13,7 +13,11 @@ import (
 // are not retried.
 func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writeUnit, ckpt chan<- struct{}) error {
 	tgt := r.opts.Target
+	pace := newPacer(r.opts.Throttle)
 	for u := range in {
+		if err := pace.wait(ctx, len(u.docs)); err != nil {
+			return err
+		}
 		res, err := r.bulkDocs(ctx, u.docs)
 		if err != nil {
 			return peerErr("target", tgt, "bulk_docs", err)

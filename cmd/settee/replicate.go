@@ -35,6 +35,7 @@ type replFlags struct {
 	retries      int
 	jsonOut      bool
 	attachments  string
+	throttle     int
 }
 
 func (f *replFlags) registerOn(fs *flag.FlagSet, dir string) {
@@ -66,12 +67,16 @@ func (f *replFlags) registerOn(fs *flag.FlagSet, dir string) {
 	if dir != "push" {
 		fs.StringVar(&f.attachments, "attachments", "eager", "the attachment bodies a pull brings (`MODE`: eager, all of them; lazy (none: fetch them later with fetch-attachment) or lazy-over=BYTES (only those of at most BYTES)")
 	}
+	fs.IntVar(&f.throttle, "throttle", 0, "write at most `N` documents a second, each way (0: no bound): a low-power mode for a sync left running in the background")
 	f.remote.register(fs)
 }
 
 // options converts the flags to replication options (without the peers).
 func (f *replFlags) options() (sync.Options, error) {
-	o := sync.Options{Continuous: f.continuous, CreateTarget: f.createTarget, Filter: f.filter}
+	o := sync.Options{Continuous: f.continuous, CreateTarget: f.createTarget, Filter: f.filter, Throttle: f.throttle}
+	if f.throttle < 0 {
+		return o, usageErrorf("--throttle must be 0 (no bound) or more, not %d", f.throttle)
+	}
 	switch {
 	case f.retries < 0:
 		return o, usageErrorf("--retries must be 0 (fail at once) or more, not %d", f.retries)

@@ -53,6 +53,8 @@ func TestReplOptions(t *testing.T) {
 		{f: replFlags{docIDs: "", docIDsSet: true}, bad: true},
 		{f: replFlags{docIDs: " , ", docIDsSet: true}, bad: true},
 		{f: replFlags{retries: -1}, bad: true},
+		{f: replFlags{throttle: -1}, bad: true},
+		{f: replFlags{throttle: 500}, want: "throttle 500"},
 		{f: replFlags{selector: `["x"]`}, bad: true},
 		{f: replFlags{selector: `{"type":"x"}`, docIDs: "a", docIDsSet: true}, bad: true},
 		{f: replFlags{queryParams: listFlag{"k=v"}}, bad: true},
@@ -75,6 +77,9 @@ func TestReplOptions(t *testing.T) {
 		got := fmt.Sprint(o.DocIDs)
 		if o.Since != nil {
 			got = string(o.Since)
+		}
+		if o.Throttle != 0 {
+			got = fmt.Sprint("throttle ", o.Throttle)
 		}
 		if got != tc.want {
 			t.Errorf("%+v: got %s, want %s", tc.f, got, tc.want)
