@@ -90,6 +90,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	if err == nil && (cfg.Phases["live"] || cfg.Phases["hub"]) {
 		err = b.livePhases(ctx)
 	}
+	if err == nil && cfg.Phases["ui"] {
+		err = b.uiPhase(ctx)
+	}
 	if err == nil && cfg.Phases["idle"] {
 		err = b.idlePhase(ctx)
 	}

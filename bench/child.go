@@ -30,6 +30,9 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(args) > 0 && args[0] == "serve" {
 		return runServe(ctx, args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "ui" {
+		return runUIChild(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && (args[0] == "live" || args[0] == "hub") {
 		return runLiveChild(ctx, args[0], args[1:], stdout, stderr)
 	}

@@ -41,6 +41,10 @@ type config struct {
 	// settee CLI binary measured beside this commit's.
 	IdleSeconds float64
 	IdleOld     string
+	// UIRounds and UIThrottle: the ui phase's rounds and its throttled
+	// pull's sync.Options.Throttle.
+	UIRounds   int
+	UIThrottle int
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
 	// The lazy and pending phases (lazy_phases.go).
@@ -61,9 +65,9 @@ var livePhaseNames = []string{"live", "hub"}
 // index design documents are not pushed).
 // index-write (only when named) needs no server: it writes the dataset
 // into local stores without and with indexes.
-// idle (only when named) measures continuous two-way syncs with idle
+// ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs with idle
 // databases; ui (only when named) times reads during a pull.
-var extraPhaseNames = []string{"find", "index-write", "idle"}
+var extraPhaseNames = []string{"find", "index-write", "idle", "ui"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -80,7 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -95,6 +99,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: sync's default for continuous replications, every 5 s; negative: after every batch)")
 	fs.Float64Var(&cfg.IdleSeconds, "idle-seconds", 60, "idle: how long the idle syncs are measured, in seconds")
 	fs.StringVar(&cfg.IdleOld, "idle-old", "", "idle: an older settee CLI binary to measure beside this commit's (before/after)")
+	fs.IntVar(&cfg.UIRounds, "ui-rounds", 2, "ui: rounds of the three pulls (alone, with reads, throttled with reads), their order alternating")
+	fs.IntVar(&cfg.UIThrottle, "ui-throttle", 2000, "ui: the throttled pull's sync.Options.Throttle, documents a second")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)
@@ -124,7 +130,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit", "nostore"}); err != nil {
 		return nil, fmt.Errorf("-contenders: %w", err)
 	}
-	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] || cfg.Phases["find"] {
+	if cfg.UIRounds < 1 || cfg.UIThrottle < 1 {
+		return nil, fmt.Errorf("-ui-rounds and -ui-throttle must be positive")
+	}
+	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] || cfg.Phases["find"] || cfg.Phases["ui"] {
 		cfg.Phases["pull"] = true
 	}
 	if cfg.BigAttachment > 0 {

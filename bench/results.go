@@ -21,6 +21,8 @@ type Results struct {
 	// Lazy and Pending hold the lazy attachment and pending count phases.
 	Lazy    []*LazyRun    `json:"lazy,omitempty"`
 	Pending []*PendingRun `json:"pending,omitempty"`
+	// UI holds the ui phase's pulls.
+	UI []*UIRun `json:"ui,omitempty"`
 	// Idle holds the idle phase's clients, per server.
 	Idle []*IdleRun `json:"idle,omitempty"`
 	// IndexWrite holds phase index-write's modes.
@@ -237,6 +239,7 @@ func (r *Results) computeRatios() {
 	}
 	r.liveTargets()
 	r.idleTargets()
+	r.uiTargets()
 }
 
 func (r *Results) addTarget(name, goal string, v float64, unit string, met bool) {
