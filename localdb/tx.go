@@ -52,6 +52,14 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	// A panic in fn (a Batch's function is the app's code) must not leave
+	// the writer's only connection inside the transaction.
+	defer func() {
+		if r := recover(); r != nil {
+			tx.Rollback()
+			panic(r)
+		}
+	}()
 	w := &wtx{db: db, ctx: ctx, tx: tx}
 	s, err := w.bind(qMaxSeq)
 	if err != nil {
