@@ -57,7 +57,7 @@ type DB struct {
 	closed   bool
 	closing  chan struct{}    // closed when Close begins
 	active   gosync.WaitGroup // calls in flight
-	subs     gosync.WaitGroup // the commit watcher
+	subs     gosync.WaitGroup // the commit watcher, the listeners' follower
 	waiters  int              // feeds waiting for a change (watch.go)
 	watching bool             // the commit watcher runs
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
@@ -71,6 +71,8 @@ type DB struct {
 	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
 
 	pendingMemo pendingMemo // PendingChanges' last answers
+
+	listen listeners // AddChangeListener's (listeners.go)
 }
 
 func dsn(path string, extra string) string {
