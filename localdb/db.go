@@ -27,6 +27,7 @@ var ErrClosed = errors.New("localdb: database is closed")
 // DB is an open database file.
 type DB struct {
 	path   string
+	key    string // storeKey(path), counted in openStores while open
 	uuid   string
 	seeds  []string // UUIDs of the stores this one was cloned from
 	writer *sqlx.DB // one connection, BEGIN IMMEDIATE
@@ -89,6 +90,20 @@ func dsn(path string, extra string) string {
 // that expired while the file was closed (SetExpiration) and starts the
 // goroutine that purges the others as they expire; Close stops it.
 func Open(path string, opts *Options) (*DB, error) {
+	// Counted from the start, so that Remove never deletes a file being
+	// opened.
+	key := storeKey(path)
+	noteOpen(key, 1)
+	db, err := openDB(path, opts)
+	if err != nil {
+		noteOpen(key, -1)
+		return nil, err
+	}
+	db.key = key
+	return db, nil
+}
+
+func openDB(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -368,6 +383,9 @@ func (db *DB) Close() error {
 	db.wmu.Unlock()
 	errs = append(errs, db.stopCheckpointer())
 	errs = append(errs, db.reads.close(), db.queries.close(), db.watcher.Close(), db.writer.Close())
+	if db.key != "" {
+		noteOpen(db.key, -1)
+	}
 	return errors.Join(errs...)
 }
 
