@@ -26,11 +26,11 @@ var ErrClosed = errors.New("localdb: database is closed")
 
 // DB is an open database file.
 type DB struct {
-	path   string
-	key    string // storeKey(path), counted in openStores while open
-	uuid   string
-	seeds  []string // UUIDs of the stores this one was cloned from
-	writer *sqlx.DB // one connection, BEGIN IMMEDIATE
+	path    string
+	openKey string // storeKey(path), counted in openStores while open
+	uuid    string
+	seeds   []string // UUIDs of the stores this one was cloned from
+	writer  *sqlx.DB // one connection, BEGIN IMMEDIATE
 	// reads serves reads; queries serves Mango queries (see readPool).
 	reads, queries *readPool
 
@@ -99,7 +99,7 @@ func Open(path string, opts *Options) (*DB, error) {
 		noteOpen(key, -1)
 		return nil, err
 	}
-	db.key = key
+	db.openKey = key
 	return db, nil
 }
 
@@ -383,8 +383,8 @@ func (db *DB) Close() error {
 	db.wmu.Unlock()
 	errs = append(errs, db.stopCheckpointer())
 	errs = append(errs, db.reads.close(), db.queries.close(), db.watcher.Close(), db.writer.Close())
-	if db.key != "" {
-		noteOpen(db.key, -1)
+	if db.openKey != "" {
+		noteOpen(db.openKey, -1)
 	}
 	return errors.Join(errs...)
 }

@@ -41,7 +41,7 @@ func (d *Database) PutAttachmentFrom(docID, rev, name, contentType string, src A
 }
 
 func (d *Database) putAttachment(docID, rev string, att *couchdoc.Attachment) (string, error) {
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return "", err
 	}
 	if att.Name == "" {
@@ -66,7 +66,7 @@ func (d *Database) putAttachment(docID, rev string, att *couchdoc.Attachment) (s
 // revision rev and returns the new revision.
 func (d *Database) DeleteAttachment(docID, rev, name string) (newRev string, err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return "", err
 	}
 	doc, err := d.db.Get(d.ctx, docID, localdb.GetOptions{Rev: rev})

@@ -59,7 +59,7 @@ func (d *Database) ResolveConflicts(resolver ConflictResolver) (resolved int64, 
 	if resolver == nil {
 		return 0, badRequest("nil conflict resolver")
 	}
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return 0, err
 	}
 	ids, err := d.conflictIDs()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -12,12 +13,12 @@ import (
 
 // errClosed is returned by calls on a closed Database, and on a Database
 // the app constructed itself instead of calling Open.
-var errClosed = errors.New("settee: database is closed")
+var errClosed = errors.New("database is closed")
 
 // Database is an open local store. Its methods are safe to call from any
-// thread. Errors from the store keep CouchDB's wording: their message
-// starts with the CouchDB error name ("not_found: ...", "conflict: ...",
-// "bad_request: ..."), which is what an app can branch on.
+// thread. Every error's message starts with its code (see ErrorCode):
+// the CouchDB error name for the store's refusals ("not_found: ...",
+// "conflict: ...", "bad_request: ...").
 type Database struct {
 	db     *localdb.DB
 	ctx    context.Context // cancelled by Close: stops listeners and replicators
@@ -26,13 +27,11 @@ type Database struct {
 
 	mu          gosync.Mutex
 	closed      bool
-	listeners   map[int64]ChangeListener
-	nextToken   int64
-	watchCancel context.CancelFunc // the change watcher, while listeners exist
 	replicators map[*Replicator]struct{}
-	autoCompact *localdb.CompactPolicy       // SetAutoCompaction; nil when off
-	compacting  bool                         // an automatic compaction runs
-	observers   map[int64]context.CancelFunc // live queries (observe.go), by token
+	autoCompact *localdb.CompactPolicy // SetAutoCompaction; nil when off
+	compacting  bool                   // an automatic compaction runs
+
+	batch atomic.Pointer[batchOwner] // InBatch's, while it runs (batchguard.go)
 }
 
 // Open opens the store at path, creating the file if it is missing. On
@@ -40,7 +39,9 @@ type Database struct {
 // app's Application Support directory. Change listeners, live queries and
 // continuous pushes hear of this process's writes at once and nothing runs
 // while nobody writes; writes by another process (an app extension sharing
-// the file) are not seen: open such a store with OpenShared.
+// the file) are not seen: open such a store with OpenShared. Swift sees
+// this package function as one that does not throw: call Databases.Open
+// there.
 func Open(path string) (d *Database, err error) {
 	defer recoverTo(&err)
 	return open(path, localdb.WatchLocal)
@@ -65,9 +66,7 @@ func open(path string, watch localdb.WatchMode) (*Database, error) {
 	logf(LevelInfo, "opened %s", path)
 	return &Database{
 		db: db, ctx: ctx, cancel: cancel,
-		listeners:   map[int64]ChangeListener{},
 		replicators: map[*Replicator]struct{}{},
-		observers:   map[int64]context.CancelFunc{},
 	}, nil
 }
 
@@ -147,6 +146,9 @@ func (d *Database) Put(docJSON string) (rev string, err error) {
 	if doc.ID == "" {
 		return "", badRequest("the document has no _id")
 	}
+	if b := d.batchOfCaller(); b != nil {
+		return b.Put(doc) // called by InBatch's function: joins its batch
+	}
 	return d.db.Put(d.ctx, doc)
 }
 
@@ -189,6 +191,9 @@ func (d *Database) Delete(docID, rev string) (newRev string, err error) {
 	if err := d.check(); err != nil {
 		return "", err
 	}
+	if b := d.batchOfCaller(); b != nil {
+		return b.Delete(docID, rev) // called by InBatch's function: joins its batch
+	}
 	return d.db.Delete(d.ctx, docID, rev)
 }
 
@@ -197,7 +202,7 @@ func (d *Database) Delete(docID, rev string) (newRev string, err error) {
 // on a large store: call it from a background thread.
 func (d *Database) Compact() (err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return err
 	}
 	return d.db.Compact(d.ctx)

@@ -272,7 +272,7 @@ func TestChangeListenerTokens(t *testing.T) {
 	ta := must(d.AddChangeListener(listenerFunc(func(js string) { a <- js })))
 	tb := must(d.AddChangeListener(listenerFunc(func(js string) { b <- js })))
 	if ta == tb {
-		t.Fatalf("tokens are equal: %d", ta)
+		t.Fatal("tokens are equal")
 	}
 	rev := must(d.Put(`{"_id":"x"}`))
 	for _, c := range []chan string{a, b} {
@@ -285,7 +285,8 @@ func TestChangeListenerTokens(t *testing.T) {
 		}
 	}
 	d.RemoveChangeListener(ta)
-	d.RemoveChangeListener(12345) // unknown: ignored
+	ta.Remove()                 // twice: ignored
+	d.RemoveChangeListener(nil) // no token: ignored
 	must(d.Delete("x", rev))
 	if row := mustJSON(t, waitFor(t, b)); row["deleted"] != true {
 		t.Fatalf("delete change = %v", row)
@@ -295,7 +296,7 @@ func TestChangeListenerTokens(t *testing.T) {
 		t.Fatalf("removed listener called with %s", js)
 	default:
 	}
-	d.RemoveChangeListener(tb)
+	tb.Remove()
 	// A new listener after all were removed starts a new watcher.
 	c := make(chan string, 10)
 	must(d.AddChangeListener(listenerFunc(func(js string) { c <- js })))

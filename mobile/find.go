@@ -43,7 +43,7 @@ func (d *Database) Explain(queryJSON string) (resultJSON string, err error) {
 // built before CreateIndex returns.
 func (d *Database) CreateIndex(indexJSON string) (resultJSON string, err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return "", err
 	}
 	res, err := query.CreateIndex(d.ctx, d.db, []byte(indexJSON))
@@ -67,7 +67,7 @@ func (d *Database) Indexes() (listJSON string, err error) {
 // one is a "not_found" error.
 func (d *Database) DeleteIndex(ddoc, name string) (err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return err
 	}
 	return query.DeleteIndex(d.ctx, d.db, ddoc, name)

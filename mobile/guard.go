@@ -6,15 +6,17 @@ import (
 )
 
 // recoverTo turns a panic in an entry point into an error stored in *err,
-// because a panic crossing the gomobile boundary kills the app. Use it as
-// the first deferred call of every exported function or method:
+// because a panic crossing the gomobile boundary kills the app, and gives
+// *err its code (withCode). Use it as the first deferred call of every
+// exported function or method that returns an error:
 //
 //	defer recoverTo(&err)
 func recoverTo(err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("settee: internal error: %v", r)
+		*err = &codedError{code: CodeInternal, err: fmt.Errorf("settee: internal error: %v", r)}
 		logf(LevelError, "panic recovered: %v\n%s", r, debug.Stack())
 	}
+	*err = withCode(*err)
 }
 
 // recoverLog is recoverTo for entry points that return no error: the panic

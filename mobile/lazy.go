@@ -29,7 +29,7 @@ func (d *Database) IsAttachmentDownloaded(docID, name string) (ok bool, err erro
 // body already here is not downloaded again.
 func (d *Database) FetchAttachment(replicator *Replicator, docID, name string) (err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return err
 	}
 	if replicator == nil {
@@ -44,7 +44,7 @@ func (d *Database) FetchAttachment(replicator *Replicator, docID, name string) (
 // FetchAttachment brings them back.
 func (d *Database) EvictAttachment(docID, name string) (err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return err
 	}
 	return d.db.EvictAttachment(d.ctx, docID, name)

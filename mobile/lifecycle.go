@@ -37,7 +37,7 @@ func OpenCopy(seedPath, path string) (d *Database, err error) {
 // remote.
 func (d *Database) Purge(requestJSON string) (resultJSON string, err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return "", err
 	}
 	var req map[string][]string
@@ -82,7 +82,7 @@ func (d *Database) Stats() (statsJSON string, err error) {
 // running, and reports whether it did.
 func (d *Database) CompactIfNeeded(minFreeBytes int64, minFreeRatio float64) (ran bool, err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return false, err
 	}
 	if d.replicating() {
@@ -115,7 +115,7 @@ func (d *Database) replicating() bool {
 // error.
 func (d *Database) SetExpiration(docID string, unixMillis int64) (err error) {
 	defer recoverTo(&err)
-	if err := d.check(); err != nil {
+	if err := d.checkWrite(); err != nil {
 		return err
 	}
 	var t time.Time

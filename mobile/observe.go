@@ -23,29 +23,26 @@ type QueryListener interface {
 // Observe runs a Find query (queryJSON as for Find) as a live query: l gets
 // the initial result, then an update after each commit that changes the
 // result, local or replicated, and within a second for commits by other
-// processes. It returns a token for StopObserving. A bad query is an error
-// here; later errors go to l.OnError.
-func (d *Database) Observe(queryJSON string, l QueryListener) (token int64, err error) {
+// processes. Its token's Remove ends the live query. A bad query is an
+// error here; later errors go to l.OnError.
+func (d *Database) Observe(queryJSON string, l QueryListener) (token *ListenerToken, err error) {
 	defer recoverTo(&err)
 	if l == nil {
-		return 0, badRequest("nil listener")
+		return nil, badRequest("nil listener")
 	}
 	if err := d.check(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Validate now, so a bad query fails the call rather than the listener.
 	if _, err := query.Explain(d.ctx, d.db, "", []byte(queryJSON)); err != nil {
-		return 0, err
+		return nil, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return 0, errClosed
+		return nil, errClosed
 	}
-	d.nextToken++
-	token = d.nextToken
 	ctx, cancel := context.WithCancel(d.ctx)
-	d.observers[token] = cancel
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -62,19 +59,13 @@ func (d *Database) Observe(queryJSON string, l QueryListener) (token int64, err 
 			callQueryListener(func() { l.OnError(err.Error()) })
 		}
 	}()
-	return token, nil
+	return &ListenerToken{remove: cancel}, nil
 }
 
-// StopObserving ends the live query of token; an unknown token is
-// ignored. It may be called from inside the listener.
-func (d *Database) StopObserving(token int64) {
-	defer recoverLog("StopObserving")
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if cancel, ok := d.observers[token]; ok {
-		cancel()
-		delete(d.observers, token)
-	}
+// StopObserving is token.Remove(): it ends the live query. It may be
+// called from inside the listener.
+func (d *Database) StopObserving(token *ListenerToken) {
+	token.Remove()
 }
 
 // callQueryListener calls the app; its panic is logged, not fatal.

@@ -37,6 +37,15 @@
 }
 @end
 
+@interface SnippetBatch : NSObject <MobileBatchFunc>
+@end
+
+@implementation SnippetBatch
+- (BOOL)run:(MobileBatch *)b error:(NSError **)error {
+	return [b put:@"{\"_id\":\"b1\"}" error:error] != nil;
+}
+@end
+
 @interface SnippetTokens : NSObject <MobileTokenProvider>
 @end
 
@@ -49,9 +58,21 @@
 int snippetUse(NSString *path) {
 	MobileSetLogger([[SnippetLogger alloc] init], MobileLevelInfo);
 	NSError *err = nil;
-	MobileDatabase *db = MobileOpen(path, &err);
+	MobileDatabases *dbs = [[MobileDatabases alloc] init];
+	MobileDatabase *db = [dbs open:path error:&err];
 	if (db == nil) {
-		NSLog(@"open: %@", err.localizedDescription);
+		NSLog(@"open: %@ (code %@)", err.localizedDescription, MobileErrorCode(err));
+		if ([MobileErrorCode(err) isEqualToString:MobileCodeNotAStore]) {
+			return 2;
+		}
+		return 1;
+	}
+	if (![dbs exists:path]) {
+		return 1;
+	}
+	NSString *results = [db saveAll:@"[{\"_id\":\"x\"},{\"_id\":\"y\"}]" error:&err];
+	NSLog(@"%@", results);
+	if (![db inBatch:[[SnippetBatch alloc] init] error:&err]) {
 		return 1;
 	}
 	NSString *rev = [db put:@"{\"_id\":\"a\",\"n\":1}" error:&err];
@@ -66,10 +87,11 @@ int snippetUse(NSString *path) {
 	[r close:&err];
 
 	SnippetListener *l = [[SnippetListener alloc] init];
-	int64_t token = 0;
-	if (![db addChangeListener:l token:&token error:&err]) {
+	MobileListenerToken *token = [db addChangeListener:l error:&err];
+	if (token == nil) {
 		return 1;
 	}
+	MobileListenerToken *docToken = [db addDocumentChangeListener:@"a" l:l error:&err];
 	int64_t resolved = 0;
 	[db resolveConflicts:[[SnippetResolver alloc] init] resolved:&resolved error:&err];
 	NSLog(@"%@ %lld", [db conflicts:&err], (long long)resolved);
@@ -79,7 +101,7 @@ int snippetUse(NSString *path) {
 	cfg.continuous = YES;
 	cfg.tokens = [[SnippetTokens alloc] init];
 	cfg.docIDs = @"[\"a\",\"b\"]";
-	MobileReplicator *rep = MobileNewReplicator(db, cfg, &err);
+	MobileReplicator *rep = [db newReplicator:cfg error:&err];
 	[rep setListener:l];
 	[rep setConflictResolver:[[SnippetResolver alloc] init]];
 	if (![rep start:&err]) {
@@ -89,7 +111,11 @@ int snippetUse(NSString *path) {
 	MobileReplicatorStatus *st = [rep status];
 	NSLog(@"%@ %lld", st.state, (long long)st.pending);
 	[rep stop:&err];
-	[db removeChangeListener:token];
+	[token remove];
+	[docToken remove];
 	[db delete:@"a" rev:rev error:&err];
-	return [db close:&err] ? 0 : 1;
+	if (![db close:&err]) {
+		return 1;
+	}
+	return [dbs delete:path error:&err] ? 0 : 1;
 }

@@ -25,6 +25,7 @@ import mobile.ChangeListener;
 import mobile.QueryListener;
 import mobile.ConflictResolver;
 import mobile.Database;
+import mobile.ListenerToken;
 import mobile.Logger;
 import mobile.Mobile;
 import mobile.Replicator;
@@ -43,8 +44,8 @@ import org.junit.Test;
  * scripts/mobile-check starts (system property settee.couch).
  */
 public class BindingTest {
-	private static final String COUCH = System.getProperty("settee.couch");
-	private static final String TMP = System.getProperty("settee.tmp", System.getProperty("java.io.tmpdir"));
+	static final String COUCH = System.getProperty("settee.couch");
+	static final String TMP = System.getProperty("settee.tmp", System.getProperty("java.io.tmpdir"));
 	private Database db;
 
 	@Before
@@ -61,19 +62,19 @@ public class BindingTest {
 
 	// --- helpers -------------------------------------------------------
 
-	private static String str(String json, String key) {
+	static String str(String json, String key) {
 		Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\":\"([^\"]*)\"").matcher(json);
 		return m.find() ? m.group(1) : null;
 	}
 
-	private static long num(String json, String key) {
+	static long num(String json, String key) {
 		Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\":(-?\\d+)").matcher(json);
 		assertTrue(key + " in " + json, m.find());
 		return Long.parseLong(m.group(1));
 	}
 
 	/** Sends a request to pouchdb-server and returns the body; fails on >= 300. */
-	private static String http(String method, String path, String body) throws Exception {
+	static String http(String method, String path, String body) throws Exception {
 		HttpURLConnection c = (HttpURLConnection) new URL(COUCH + path).openConnection();
 		c.setRequestMethod(method);
 		c.setRequestProperty("Content-Type", "application/json");
@@ -92,7 +93,7 @@ public class BindingTest {
 		return s;
 	}
 
-	private static String newRemoteDB() throws Exception {
+	static String newRemoteDB() throws Exception {
 		assertNotNull("settee.couch is not set", COUCH);
 		String name = "db" + UUID.randomUUID().toString().replace("-", "");
 		http("PUT", "/" + name, null);
@@ -191,7 +192,7 @@ public class BindingTest {
 	@Test
 	public void changeListenerFires() throws Exception {
 		BlockingQueue<String> got = new LinkedBlockingQueue<>();
-		long token = db.addChangeListener(new ChangeListener() {
+		ListenerToken token = db.addChangeListener(new ChangeListener() {
 			@Override public void onChange(String changeJSON) { got.add(changeJSON); }
 		});
 		String rev = db.put("{\"_id\":\"watched\"}");
@@ -216,7 +217,7 @@ public class BindingTest {
 		assertTrue(found, found.startsWith("{\"docs\":[{\"_id\":\"t2\"},{\"_id\":\"t1\"}]"));
 		assertEquals(2, num(db.indexes(), "total_rows"));
 		BlockingQueue<String> got = new LinkedBlockingQueue<>();
-		long token = db.observe("{\"selector\":{\"list\":\"x\"}}", new QueryListener() {
+		ListenerToken token = db.observe("{\"selector\":{\"list\":\"x\"}}", new QueryListener() {
 			@Override public void onResult(String updateJSON) { got.add(updateJSON); }
 			@Override public void onError(String message) { got.add("error " + message); }
 		});

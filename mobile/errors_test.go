@@ -1,0 +1,69 @@
+package mobile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrorCodes: each kind of failure has its code, read from the error
+// and from its message alone, and the message starts with it.
+func TestErrorCodes(t *testing.T) {
+	d := openTest(t)
+	rev := must(d.Put(`{"_id":"a"}`))
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(foreign, []byte("some other program's file, long enough"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	closed := openTest(t)
+	closed.Close()
+	for _, c := range []struct {
+		code string
+		call func() error
+	}{
+		{CodeNotFound, func() error { _, err := d.Get("missing"); return err }},
+		{CodeConflict, func() error { _, err := d.Put(`{"_id":"a"}`); return err }},
+		{CodeBadRequest, func() error { _, err := d.Put(`{"_id":"b",`); return err }},
+		{CodeIllegalDocID, func() error { _, err := d.Put(`{"_id":"_bad"}`); return err }},
+		{CodeDocValidation, func() error { _, err := d.Put(`{"_id":"b","_bogus":1}`); return err }},
+		{CodeClosed, func() error { _, err := closed.Get("a"); return err }},
+		{CodeDatabaseOpen, func() error { return DeleteDatabase(d.Path()) }},
+		{CodeNotFound, func() error { return DeleteDatabase(filepath.Join(dir, "none.db")) }},
+		{CodeNotAStore, func() error { _, err := Open(foreign); return err }},
+		{CodeNotAStore, func() error { return DeleteDatabase(foreign) }},
+		{CodeInternal, panicky},
+	} {
+		err := c.call()
+		if err == nil {
+			t.Errorf("%s: no error", c.code)
+			continue
+		}
+		if got := ErrorCode(err); got != c.code {
+			t.Errorf("ErrorCode(%v) = %q, want %q", err, got, c.code)
+		}
+		if !strings.HasPrefix(err.Error(), c.code+": ") {
+			t.Errorf("message %q does not start with %q", err, c.code+": ")
+		}
+		// What Java or Swift code holding only the message reads.
+		if got := ErrorCode(errors.New(err.Error())); got != c.code {
+			t.Errorf("ErrorCode of the message %q = %q, want %q", err, got, c.code)
+		}
+	}
+	_ = rev
+	if ErrorCode(nil) != "" {
+		t.Error("ErrorCode(nil) is not empty")
+	}
+	for _, msg := range []string{"", "boom", "Conflict: capitalised", "my_code: the app's own"} {
+		if got := ErrorCode(errors.New(msg)); got != CodeUnknown {
+			t.Errorf("ErrorCode(%q) = %q", msg, got)
+		}
+	}
+	// A remote server's own error name is kept.
+	if got := ErrorCode(fmt.Errorf("pull: %w", withCode(badRequest("x")))); got != CodeBadRequest {
+		t.Errorf("wrapped: %q", got)
+	}
+}
