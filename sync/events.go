@@ -53,6 +53,10 @@ const (
 	// EventDocFailure: one revision was refused by the target or could not
 	// be read from the source; Doc says which.
 	EventDocFailure EventKind = "doc_failure"
+	// EventDocs: documents the target accepted or refused, or the source
+	// could not provide, in batches: Docs lists them. Sent only with
+	// Options.DocumentEvents.
+	EventDocs EventKind = "docs"
 	// EventSharedIdentity: the checkpoints show that another store with
 	// the same UUID replicates with the same peer (a file copied by hand);
 	// Err is ErrSharedIdentity. The replication goes on, correctly.
@@ -71,8 +75,18 @@ type Event struct {
 	Err error
 	// Doc is set for EventDocFailure.
 	Doc *DocFailure
+	// Docs is set for EventDocs.
+	Docs []DocEvent
 	// Time is when the event was sent.
 	Time time.Time
+}
+
+// DocEvent is one document of an EventDocs: a revision written to the
+// target, or (Err set) refused by it or unreadable on the source.
+type DocEvent struct {
+	ID, Rev string
+	Deleted bool
+	Err     error
 }
 
 // Status is a snapshot of a replication, for UIs and CLIs.
@@ -99,6 +113,15 @@ type Status struct {
 	Updated time.Time
 	// Directions holds the push and pull statuses of a Sync.
 	Directions []Status
+	// Completed and Total are a Supervisor's progress since it was made
+	// (set by Supervisor.Status only): the documents handled, both
+	// directions (Stats.DocsCompleted), and those known to be handled
+	// (Completed plus Pending, when the source counts its changes). Both
+	// only grow, Completed <= Total, and Total grows as new changes
+	// arrive; when Pending drops without documents being handled (the
+	// source counted a change twice), Completed takes up the difference,
+	// so that Completed == Total once caught up.
+	Completed, Total int64
 }
 
 // eventJSON is the JSON shape of Event and Status, for the CLI and the

@@ -124,6 +124,9 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 				r.addStats(st)
 			}
 			r.docFailure(f)
+			if f.ID != "" {
+				r.docsDone([]DocEvent{{ID: f.ID, Rev: f.Rev, Err: f.Err}})
+			}
 			return nil
 		}
 		if doc == nil {
@@ -143,7 +146,9 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			}
 			handed[key] = true
 			r.settle(b, []string{doc.ID}, Stats{DocsRead: 1, DocWriteFailures: 1})
-			r.docFailure(DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)})
+			f := DocFailure{ID: doc.ID, Rev: doc.Rev, Err: peerErr(role, p, op, err)}
+			r.docFailure(f)
+			r.docsDone([]DocEvent{{ID: doc.ID, Rev: doc.Rev, Deleted: doc.Deleted, Err: f.Err}})
 			return nil
 		}
 		if !r.opts.Attachments.lazy {
@@ -194,6 +199,7 @@ func (r *replication) fetchChunk(ctx context.Context, s *session, b *batch, chun
 			handed[key] = true
 			r.settle(b, []string{doc.ID}, Stats{DocsRead: 1, DocsWritten: 1})
 			s.written.Store(true)
+			r.docsDone([]DocEvent{{ID: doc.ID, Rev: doc.Rev, Deleted: doc.Deleted}})
 			return nil
 		}
 		handed[key] = true

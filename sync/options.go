@@ -99,6 +99,9 @@ type Options struct {
 	// Supervisor it is called from the supervisor's own goroutine instead,
 	// with progress coalesced, and may block and call the supervisor.
 	OnEvent func(Event)
+	// DocumentEvents adds EventDocs to OnEvent's events: which documents
+	// each write moved (an app's "synced" badge). Off, no list is built.
+	DocumentEvents bool
 
 	// noEmptyTargetShortcut turns off the optimisation that skips
 	// revs_diff while replicating the initial feed into a target that was
@@ -181,6 +184,11 @@ type Stats struct {
 	// DocWriteFailures counts revisions the target refused (forbidden,
 	// unauthorized, invalid); they are not retried.
 	DocWriteFailures int64 `json:"doc_write_failures"`
+	// DocsCompleted counts documents handled: written, refused,
+	// unreadable or found already on the target. A document leaves
+	// Status.Pending in the step that counts it here, so DocsCompleted +
+	// Pending is the work known so far.
+	DocsCompleted int64 `json:"docs_completed"`
 }
 
 // Add adds o's counters to s: the totals of several sessions or
@@ -191,6 +199,7 @@ func (s *Stats) Add(o Stats) {
 	s.MissingChecked += o.MissingChecked
 	s.MissingFound += o.MissingFound
 	s.DocWriteFailures += o.DocWriteFailures
+	s.DocsCompleted += o.DocsCompleted
 }
 
 // Result is the outcome of a one-shot replication, or of a continuous one

@@ -61,6 +61,7 @@ func (r *replication) diffed(b *batch) {
 		} else {
 			delete(b.open, id)
 			r.inflight--
+			r.stats.DocsCompleted++
 		}
 	}
 }
@@ -83,6 +84,7 @@ func (r *replication) settle(b *batch, ids []string, st Stats) {
 		if n <= 1 {
 			delete(b.open, id)
 			r.inflight--
+			r.stats.DocsCompleted++
 		} else {
 			b.open[id] = n - 1
 		}
@@ -94,6 +96,7 @@ func (r *replication) settle(b *batch, ids []string, st Stats) {
 // completes (revisions the source did not return). The caller holds r.mu.
 func (r *replication) closeDocsLocked(b *batch) {
 	r.inflight -= int64(len(b.open))
+	r.stats.DocsCompleted += int64(len(b.open))
 	b.open = nil
 	delete(r.batches, b)
 }

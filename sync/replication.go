@@ -255,6 +255,18 @@ func (r *replication) noteError(err error) {
 	r.mu.Unlock()
 }
 
+// docEvents reports whether EventDocs are wanted.
+func (r *replication) docEvents() bool {
+	return r.opts.DocumentEvents && r.opts.OnEvent != nil
+}
+
+// docsDone sends an EventDocs for docs, when wanted and not empty.
+func (r *replication) docsDone(docs []DocEvent) {
+	if len(docs) > 0 && r.docEvents() {
+		r.emit(Event{Kind: EventDocs, Docs: docs})
+	}
+}
+
 func (r *replication) docFailure(f DocFailure) {
 	r.mu.Lock()
 	if len(r.failures) < maxFailuresKept {

@@ -91,6 +91,8 @@ type Supervisor struct {
 	credsCancel context.CancelFunc
 	credsWG     gosync.WaitGroup
 
+	progress progress // Status's Completed and Total (supervisor_progress.go)
+
 	dispatching bool // the dispatcher goroutine is alive
 	qWake       chan struct{}
 	queue       []Event

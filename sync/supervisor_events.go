@@ -49,6 +49,7 @@ func (s *Supervisor) Status() Status {
 	if serr != nil {
 		st.LastError = serr
 	}
+	st.Completed, st.Total = s.progress.update(st.Stats.DocsCompleted, st.Pending)
 	return st
 }
 

@@ -23,12 +23,32 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 			return peerErr("target", tgt, "bulk_docs", err)
 		}
 		var st Stats
+		var refused map[string]error // by id and rev, for the docs event
 		for _, dr := range res {
 			if dr.Error == "" {
 				continue
 			}
 			st.DocWriteFailures++
-			r.docFailure(DocFailure{ID: dr.ID, Rev: dr.Rev, Err: peerErr("target", tgt, "write document", dr.Err())})
+			err := peerErr("target", tgt, "write document", dr.Err())
+			r.docFailure(DocFailure{ID: dr.ID, Rev: dr.Rev, Err: err})
+			if refused == nil {
+				refused = map[string]error{}
+			}
+			if dr.Rev != "" {
+				refused[dr.ID+"\x00"+dr.Rev] = err
+			} else {
+				refused[dr.ID] = err // CouchDB's new_edits=false answer names no rev
+			}
+		}
+		var evs []DocEvent
+		if r.docEvents() {
+			evs = make([]DocEvent, len(u.docs))
+			for i, d := range u.docs {
+				evs[i] = DocEvent{ID: d.ID, Rev: d.Rev, Deleted: d.Deleted, Err: refused[d.ID+"\x00"+d.Rev]}
+				if evs[i].Err == nil {
+					evs[i].Err = refused[d.ID]
+				}
+			}
 		}
 		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
 		s.written.Store(true)
@@ -37,6 +57,7 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 			ids[i] = d.ID
 		}
 		r.settle(u.b, ids, st)
+		r.docsDone(evs) // after settle: its status counts them
 		u.docs = nil
 		if u.b.refs.Load() > 1 {
 			// The batch is not done: report this unit's progress now
