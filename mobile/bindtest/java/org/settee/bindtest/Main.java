@@ -11,7 +11,7 @@ import org.junit.runner.notification.Failure;
 public final class Main {
 	public static void main(String[] args) {
 		JUnitCore core = new JUnitCore();
-		Result r = core.run(BindingTest.class, MobileApiTest.class);
+		Result r = core.run(BindingTest.class, MobileApiTest.class, ReadmeTest.class);
 		for (Failure f : r.getFailures()) {
 			System.out.println("FAIL " + f.getTestHeader() + ": " + f.getMessage());
 			System.out.println(f.getTrace());

@@ -1,0 +1,126 @@
+package org.settee.bindtest;
+
+import static org.junit.Assert.*;
+import static org.settee.bindtest.BindingTest.COUCH;
+import static org.settee.bindtest.BindingTest.TMP;
+import static org.settee.bindtest.BindingTest.http;
+import static org.settee.bindtest.BindingTest.newRemoteDB;
+import static org.settee.bindtest.BindingTest.str;
+
+import java.io.File;
+import java.util.Arrays;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import kotlin.Unit;
+import mobile.Database;
+import mobile.ListenerToken;
+import mobile.Mobile;
+import mobile.Replicator;
+import org.settee.readme.Readme;
+
+import org.junit.After;
+import org.junit.Before;
+import org.junit.Test;
+
+/**
+ * Runs the Kotlin examples of mobile/README.md, which scripts/mobile-check
+ * extracts and compiles into org.settee.readme.Readme.
+ */
+public class ReadmeTest {
+	private final Executor mainThread = Runnable::run;
+	private File dir;
+	private Database db;
+
+	@Before
+	public void open() throws Exception {
+		dir = new File(TMP, UUID.randomUUID().toString());
+		dir.mkdirs();
+		db = Readme.openTodos(dir);
+	}
+
+	@After
+	public void close() throws Exception {
+		db.close();
+	}
+
+	@Test
+	public void documentsAndBatches() throws Exception {
+		String doc = Readme.firstTodo(db);
+		assertTrue(doc, doc.contains("\"done\":true"));
+		String res = Readme.importTodos(db, Arrays.asList("a", "b"));
+		assertEquals(res, 2, res.split("\"ok\":true", -1).length - 1);
+
+		String rev = db.put("{\"_id\":\"todo:2\",\"list\":\"home\"}");
+		Readme.moveTodo(db, "todo:2", rev, "work");
+		assertEquals("work", str(db.get("todo:2"), "list"));
+		// A stale rev: the batch's first put throws, nothing is written.
+		try {
+			Readme.moveTodo(db, "todo:2", rev, "garden");
+			fail("no conflict");
+		} catch (Exception e) {
+			assertEquals(Mobile.CodeConflict, Mobile.errorCode(e));
+		}
+		assertEquals("work", str(db.get("todo:2"), "list"));
+
+		assertNull(Readme.todoOrNull(db, "missing"));
+		assertNotNull(Readme.todoOrNull(db, "todo:2"));
+	}
+
+	@Test
+	public void listeners() throws Exception {
+		BlockingQueue<String> one = new LinkedBlockingQueue<>(), all = new LinkedBlockingQueue<>(), live = new LinkedBlockingQueue<>();
+		ListenerToken t1 = Readme.watchTodo(db, "todo:1", mainThread, c -> { one.add(c); return Unit.INSTANCE; });
+		ListenerToken t2 = Readme.watchAll(db, () -> { all.add("changed"); return Unit.INSTANCE; });
+		ListenerToken t3 = Readme.watchOpenTodos(db, mainThread, u -> { live.add(u); return Unit.INSTANCE; });
+		assertNotNull("no initial result", live.poll(20, TimeUnit.SECONDS));
+		db.put("{\"_id\":\"other\"}");
+		Readme.firstTodo(db);
+		String c = one.poll(20, TimeUnit.SECONDS);
+		assertNotNull("the document listener heard nothing", c);
+		assertEquals("todo:1", str(c, "id"));
+		assertNotNull(all.poll(20, TimeUnit.SECONDS));
+		assertNotNull("no live update", live.poll(20, TimeUnit.SECONDS));
+		t1.remove();
+		t2.remove();
+		t3.remove();
+	}
+
+	@Test
+	public void wipe() throws Exception {
+		db.close();
+		Readme.wipeLocalData(dir);
+		assertFalse(new File(dir, "todos.db").exists());
+		Readme.wipeLocalData(dir); // nothing there: no-op
+		db = Readme.openTodos(dir);
+	}
+
+	@Test
+	public void sync() throws Exception {
+		Readme.routeLogs();
+		try {
+			String remote = newRemoteDB();
+			Readme.firstTodo(db);
+			Replicator r = Readme.startSync(db, COUCH + "/" + remote);
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+			String got = null;
+			while (System.nanoTime() < deadline) {
+				try {
+					got = http("GET", "/" + remote + "/todo:1", null);
+					break;
+				} catch (AssertionError notYet) {
+					Thread.sleep(200);
+				}
+			}
+			assertNotNull("todo:1 was not pushed", got);
+			Readme.networkChanged(r, false);
+			Readme.networkChanged(r, true);
+			r.stop();
+		} finally {
+			Mobile.setLogger(null, Mobile.LevelInfo);
+		}
+	}
+}
