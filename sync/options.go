@@ -102,6 +102,9 @@ type Options struct {
 	// DocumentEvents adds EventDocs to OnEvent's events: which documents
 	// each write moved (an app's "synced" badge). Off, no list is built.
 	DocumentEvents bool
+	// docsWanted, set by a Supervisor, turns EventDocs on while it
+	// returns true (a listener wants them).
+	docsWanted func() bool
 
 	// noEmptyTargetShortcut turns off the optimisation that skips
 	// revs_diff while replicating the initial feed into a target that was

@@ -257,7 +257,7 @@ func (r *replication) noteError(err error) {
 
 // docEvents reports whether EventDocs are wanted.
 func (r *replication) docEvents() bool {
-	return r.opts.DocumentEvents && r.opts.OnEvent != nil
+	return r.opts.OnEvent != nil && (r.opts.DocumentEvents || r.opts.docsWanted != nil && r.opts.docsWanted())
 }
 
 // docsDone sends an EventDocs for docs, when wanted and not empty.

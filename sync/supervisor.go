@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	gosync "sync"
+	"sync/atomic"
 )
 
 // Direction says which way a Supervisor replicates.
@@ -93,6 +94,9 @@ type Supervisor struct {
 
 	progress progress // Status's Completed and Total (supervisor_progress.go)
 
+	listeners    []*listener  // AddListener's, replaced on change (supervisor_listeners.go)
+	docListeners atomic.Int32 // of them, those that want EventDocs
+
 	dispatching bool // the dispatcher goroutine is alive
 	qWake       chan struct{}
 	queue       []Event
@@ -137,6 +141,7 @@ func (s *Supervisor) newSession(events bool) (*Replicator, error) {
 	o.OnEvent = nil
 	if events {
 		o.OnEvent = s.onSessionEvent
+		o.docsWanted = s.wantsDocs
 	}
 	switch s.cfg.Direction {
 	case Push:

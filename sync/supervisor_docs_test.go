@@ -134,3 +134,44 @@ func TestNoDocumentEventsUnlessAsked(t *testing.T) {
 		t.Fatalf("DocsCompleted = %d, want 10", st.Stats.DocsCompleted)
 	}
 }
+
+// Listeners: several, each removable; one that wants documents turns
+// EventDocs on without Options.DocumentEvents or OnEvent, and only it
+// gets them.
+func TestSupervisorListeners(t *testing.T) {
+	src, dst := synctest.OpenStore(t, "src"), synctest.OpenStore(t, "dst")
+	synctest.PutDocs(t, src, "d", 10)
+	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: synctest.Local(src), Remote: synctest.Local(dst), Direction: sync.Push})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs, plain, gone eventLog
+	removeDocs := sup.AddListener(docs.add, true)
+	defer removeDocs()
+	removePlain := sup.AddListener(plain.add, false)
+	defer removePlain()
+	removeGone := sup.AddListener(gone.add, true)
+	removeGone()
+	removeGone() // twice: a no-op
+	if err := sup.Start(synctest.Ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Eventually(t, "the stopped state heard", func() bool {
+		evs := plain.all()
+		return len(evs) > 0 && evs[len(evs)-1].State == sync.StateStopped
+	})
+	if n := len(docsHeard(docs.all())["push"]); n != 10 {
+		t.Fatalf("the document listener heard %d documents, want 10", n)
+	}
+	for _, e := range plain.all() {
+		if e.Kind == sync.EventDocs {
+			t.Fatal("a listener that did not ask for documents got an EventDocs")
+		}
+	}
+	if len(gone.all()) != 0 {
+		t.Fatal("a removed listener was called")
+	}
+}

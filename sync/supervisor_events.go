@@ -79,7 +79,7 @@ func markRetrying(st Status, retrying map[string]bool) Status {
 // progress still queued; past maxQueuedEvents, a state change replaces
 // the direction's queued state changes too and a doc failure is dropped.
 func (s *Supervisor) queueLocked(ev Event) {
-	if s.cfg.Options.OnEvent == nil {
+	if s.cfg.Options.OnEvent == nil && len(s.listeners) == 0 {
 		return
 	}
 	full := len(s.queue) >= maxQueuedEvents
@@ -131,7 +131,7 @@ func (s *Supervisor) dispatch() {
 		}
 		s.lastSent[ev.Replication] = ev.Status
 		s.mu.Unlock()
-		s.cfg.Options.OnEvent(ev)
+		s.deliver(ev)
 	}
 }
 
