@@ -87,6 +87,14 @@ type ReplicatorStatus struct {
 	// session counted them; a pull from a server whose feed does not say),
 	// or for a direction the replicator does not run.
 	PushPending, PullPending int64
+	// Completed counts the documents the replicator has handled since it
+	// was made, both directions: written, refused, or found already
+	// there. Total counts those known to be handled: Completed plus the
+	// changes still to transfer, as far as the servers tell (CouchDB's
+	// pending), growing as new changes arrive. Both only grow, Completed
+	// <= Total, and Completed == Total once caught up: a progress bar is
+	// Completed / Total (nothing to show while Total is 0).
+	Completed, Total int64
 	// LastSeq is the last checkpointed sequence of the source (JSON); for
 	// "both", of the pull.
 	LastSeq string
@@ -97,7 +105,9 @@ type ReplicatorStatus struct {
 	UpdatedMillis int64
 }
 
-// ReplicatorListener is implemented by the app to follow a replicator.
+// ReplicatorListener is the listener of SetListener: status changes and
+// document errors in one. Replicator.AddChangeListener and
+// AddDocumentListener register any number of listeners instead.
 // Calls come one at a time on a background thread owned by the replicator
 // (never the UI thread). Status updates are coalesced: a slow listener sees
 // the latest status, not every intermediate one, and never the same status

@@ -27,8 +27,9 @@ type Replicator struct {
 	last     ReplicatorStatus // the last status sent: repeats are not sent
 }
 
-// SetListener sets (or, with nil, removes) the listener of status changes
-// and document errors.
+// SetListener sets (or, with nil, removes) the one listener of status
+// changes and document errors; AddChangeListener and AddDocumentListener
+// add others beside it.
 func (r *Replicator) SetListener(l ReplicatorListener) {
 	defer recoverLog("SetListener")
 	r.mu.Lock()
@@ -84,7 +85,8 @@ func (r *Replicator) Status() *ReplicatorStatus {
 	st := r.sup.Status()
 	s := &ReplicatorStatus{State: string(st.State), Pending: st.Pending, UpdatedMillis: st.Updated.UnixMilli(),
 		DocsRead: st.Stats.DocsRead, DocsWritten: st.Stats.DocsWritten, DocWriteFailures: st.Stats.DocWriteFailures,
-		MissingChecked: st.Stats.MissingChecked, MissingFound: st.Stats.MissingFound, LastSeq: sourceSeq(st)}
+		MissingChecked: st.Stats.MissingChecked, MissingFound: st.Stats.MissingFound, LastSeq: sourceSeq(st),
+		Completed: st.Completed, Total: st.Total}
 	s.PushPending, s.PullPending = r.directionPending(st)
 	if st.LastError != nil {
 		s.LastError = st.LastError.Error()

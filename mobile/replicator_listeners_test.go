@@ -1,0 +1,109 @@
+package mobile
+
+import (
+	"encoding/json"
+	gosync "sync"
+	"testing"
+
+	"github.com/settee/settee/internal/testpeer"
+)
+
+type changeFunc func(*ReplicatorStatus)
+
+func (f changeFunc) OnStatus(s *ReplicatorStatus) { f(s) }
+
+type docsFunc func(string)
+
+func (f docsFunc) OnDocuments(js string) { f(js) }
+
+// TestReplicatorListeners: several status listeners and a document
+// listener beside SetListener's; progress only grows and ends complete;
+// the documents moved are reported both ways, a deletion as one.
+func TestReplicatorListeners(t *testing.T) {
+	srv := testpeer.PouchDB(t)
+	url := srv.CreateDB(t, "hub")
+	d := openTest(t)
+	for _, id := range []string{"l1", "l2", "l3"} {
+		must(d.Put(`{"_id":"` + id + `"}`))
+	}
+	rev := must(d.Put(`{"_id":"gone"}`))
+	must(d.Delete("gone", rev))
+	httpDo(t, "PUT", url+"/r1", `{"v":1}`)
+	httpDo(t, "PUT", url+"/r2", `{"v":2}`)
+
+	r := must(d.NewReplicator(NewReplicatorConfig(url)))
+	old := newRecorder()
+	r.SetListener(old) // still works beside the others
+	var mu gosync.Mutex
+	var a, b []*ReplicatorStatus
+	docs := map[string]map[string]any{} // direction/id -> document
+	ta := r.AddChangeListener(changeFunc(func(s *ReplicatorStatus) { mu.Lock(); a = append(a, s); mu.Unlock() }))
+	tb := r.AddChangeListener(changeFunc(func(s *ReplicatorStatus) { mu.Lock(); b = append(b, s); mu.Unlock() }))
+	td := r.AddDocumentListener(docsFunc(func(js string) {
+		var ev struct {
+			Direction string           `json:"direction"`
+			Documents []map[string]any `json:"documents"`
+		}
+		if err := json.Unmarshal([]byte(js), &ev); err != nil {
+			t.Errorf("documents JSON %s: %v", js, err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, doc := range ev.Documents {
+			docs[ev.Direction+"/"+doc["id"].(string)] = doc
+		}
+	}))
+	defer td.Remove()
+	must(0, r.Start())
+	end := old.waitState(t, "stopped")
+	if end.Completed != end.Total || end.Total != 6 {
+		t.Fatalf("end of the sync: %d/%d, want 6/6", end.Completed, end.Total)
+	}
+	mu.Lock()
+	for _, seen := range [][]*ReplicatorStatus{a, b} {
+		if len(seen) == 0 {
+			t.Fatal("a change listener heard nothing")
+		}
+		var lc, lt int64
+		for _, s := range seen {
+			if s.Completed < lc || s.Total < lt || s.Completed > s.Total {
+				t.Fatalf("progress went from %d/%d to %d/%d", lc, lt, s.Completed, s.Total)
+			}
+			lc, lt = s.Completed, s.Total
+		}
+	}
+	for _, k := range []string{"push/l1", "push/l2", "push/l3", "push/gone", "pull/r1", "pull/r2"} {
+		if docs[k] == nil || docs[k]["rev"] == "" || docs[k]["error"] != nil {
+			t.Errorf("%s: %v", k, docs[k])
+		}
+	}
+	if docs["push/gone"]["deleted"] != true || docs["push/l1"]["deleted"] != nil {
+		t.Errorf("deleted flags: %v %v", docs["push/gone"], docs["push/l1"])
+	}
+	heardA := len(a)
+	mu.Unlock()
+
+	// A removed listener hears nothing more; the others go on.
+	ta.Remove()
+	must(d.Put(`{"_id":"l4"}`))
+	must(0, r.Start())
+	end = old.waitState(t, "stopped")
+	// Progress counts from the replicator's creation; the second pull
+	// also reads back what the first push wrote (already here: handled).
+	if end.Completed != end.Total || end.Total < 7 {
+		t.Fatalf("end of the second sync: %d/%d, want complete and at least 7", end.Completed, end.Total)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(a) != heardA {
+		t.Errorf("a removed listener heard %d more statuses", len(a)-heardA)
+	}
+	if last := b[len(b)-1]; last.State != "stopped" || last.Total != end.Total {
+		t.Errorf("the remaining listener's last status: %+v", last)
+	}
+	if docs["push/l4"] == nil {
+		t.Error("l4's push was not reported")
+	}
+	tb.Remove()
+}
