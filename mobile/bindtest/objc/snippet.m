@@ -13,7 +13,7 @@
 }
 @end
 
-@interface SnippetListener : NSObject <MobileChangeListener, MobileReplicatorListener>
+@interface SnippetListener : NSObject <MobileChangeListener, MobileReplicatorListener, MobileReplicatorChangeListener, MobileDocumentReplicationListener>
 @end
 
 @implementation SnippetListener
@@ -22,6 +22,9 @@
 }
 - (void)onStatus:(MobileReplicatorStatus *)status {
 	NSLog(@"%@: %lld written, error %@", status.state, (long long)status.docsWritten, status.lastError);
+}
+- (void)onDocuments:(NSString *)documentsJSON {
+	NSLog(@"moved: %@", documentsJSON);
 }
 - (void)onDocumentError:(NSString *)docID rev:(NSString *)rev message:(NSString *)message {
 	NSLog(@"%@ %@: %@", docID, rev, message);
@@ -103,13 +106,17 @@ int snippetUse(NSString *path) {
 	cfg.docIDs = @"[\"a\",\"b\"]";
 	MobileReplicator *rep = [db newReplicator:cfg error:&err];
 	[rep setListener:l];
+	MobileListenerToken *statusToken = [rep addChangeListener:l];
+	MobileListenerToken *docsToken = [rep addDocumentListener:l];
 	[rep setConflictResolver:[[SnippetResolver alloc] init]];
 	if (![rep start:&err]) {
 		return 1;
 	}
 	[rep setNetworkAvailable:NO];
 	MobileReplicatorStatus *st = [rep status];
-	NSLog(@"%@ %lld", st.state, (long long)st.pending);
+	NSLog(@"%@ %lld/%lld pending %lld", st.state, (long long)st.completed, (long long)st.total, (long long)st.pending);
+	[statusToken remove];
+	[docsToken remove];
 	[rep stop:&err];
 	[token remove];
 	[docToken remove];

@@ -104,18 +104,29 @@ public class ReadmeTest {
 		try {
 			String remote = newRemoteDB();
 			Readme.firstTodo(db);
-			Replicator r = Readme.startSync(db, COUCH + "/" + remote);
+			BlockingQueue<long[]> progress = new LinkedBlockingQueue<>();
+			BlockingQueue<String> synced = new LinkedBlockingQueue<>();
+			Replicator r = Readme.startSync(db, COUCH + "/" + remote, "", "", mainThread,
+				(c, t) -> { progress.add(new long[] {c, t}); return Unit.INSTANCE; },
+				js -> { synced.add(js); return Unit.INSTANCE; });
+			String pushed = synced.poll(60, TimeUnit.SECONDS);
+			assertNotNull("no document event", pushed);
+			assertTrue(pushed, pushed.startsWith("{\"direction\":\"push\",\"documents\":[{\"id\":\"todo:1\",\"rev\":\"2-"));
+			assertEquals("todo:1", str(http("GET", "/" + remote + "/todo:1", null), "_id"));
+			// Progress reaches completion, never going back.
 			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-			String got = null;
-			while (System.nanoTime() < deadline) {
-				try {
-					got = http("GET", "/" + remote + "/todo:1", null);
-					break;
-				} catch (AssertionError notYet) {
-					Thread.sleep(200);
+			long[] last = null;
+			while (System.nanoTime() < deadline && (last == null || last[0] != last[1] || last[1] < 1)) {
+				long[] p = progress.poll(1, TimeUnit.SECONDS);
+				if (p == null) continue;
+				if (last != null) {
+					assertTrue("progress went back", p[0] >= last[0] && p[1] >= last[1]);
 				}
+				assertTrue("completed > total", p[0] <= p[1]);
+				last = p;
 			}
-			assertNotNull("todo:1 was not pushed", got);
+			assertNotNull("no progress", last);
+			assertEquals(last[1], last[0]);
 			Readme.networkChanged(r, false);
 			Readme.networkChanged(r, true);
 			r.stop();
