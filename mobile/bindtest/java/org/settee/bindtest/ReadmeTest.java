@@ -78,6 +78,7 @@ public class ReadmeTest {
 		ListenerToken t3 = Readme.watchOpenTodos(db, mainThread, u -> { live.add(u); return Unit.INSTANCE; });
 		assertNotNull("no initial result", live.poll(20, TimeUnit.SECONDS));
 		db.put("{\"_id\":\"other\"}");
+		db.put("{\"_id\":\"todo:9\",\"title\":\"Call Bob\",\"done\":false}"); // joins the live result
 		Readme.firstTodo(db);
 		String c = one.poll(20, TimeUnit.SECONDS);
 		assertNotNull("the document listener heard nothing", c);
