@@ -345,7 +345,9 @@ func replicatedRev(doc *couchdoc.Doc) (rev string, path []revtree.Rev, body []by
 	if path, err = revtree.PathFromRevisions(rev, doc.Revisions); err != nil {
 		return "", nil, nil, err
 	}
-	rev = path[0].String() // as CouchDB keeps it (couchdoc.CanonRev)
+	if rev, err = couchdoc.CanonRev(rev); err != nil { // as CouchDB keeps it; no copy when it is
+		return "", nil, nil, err
+	}
 	if body, err = doc.ValidBody(); err != nil {
 		return "", nil, nil, err
 	}

@@ -26,11 +26,14 @@ func feedDoc(c *couchdoc.Change) *couchdoc.Doc {
 	if len(c.Changes) != 1 || len(c.Doc) == 0 || c.Doc[0] != '{' {
 		return nil
 	}
-	gen, hash, err := couchdoc.ParseRev(c.Changes[0].Rev)
-	if err != nil || gen != 1 {
+	rev, err := couchdoc.CanonRev(c.Changes[0].Rev) // as ParseDoc gives _rev
+	if err != nil {
 		return nil
 	}
-	rev := couchdoc.FormatRev(gen, hash) // as ParseDoc gives _rev
+	gen, hash, _ := couchdoc.ParseRev(rev)
+	if gen != 1 {
+		return nil
+	}
 	doc, err := couchdoc.ParseDoc(c.Doc)
 	if err != nil || doc.ID != c.ID || doc.Rev != rev || len(doc.Attachments) > 0 {
 		return nil

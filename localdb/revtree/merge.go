@@ -182,26 +182,19 @@ func (t *Tree) Stem(limit int) []Rev {
 // listed twice that the tree has is still missing once. An empty tree is
 // a document CouchDB does not have: then every rev is missing, in input
 // order, duplicates and all.
+//
+// revs may be reordered.
 func (t *Tree) Missing(revs []Rev) (missing []Rev, possible []Rev) {
 	if len(t.Nodes) == 0 {
 		missing = revs
 	} else {
-		sorted := revs
-		if len(revs) > 1 {
-			sorted = slices.Clone(revs)
-			slices.SortStableFunc(sorted, CompareRevs)
+		if len(revs) > 1 && !slices.IsSortedFunc(revs, CompareRevs) {
+			slices.SortStableFunc(revs, CompareRevs)
 		}
-		var taken map[int]bool
-		for _, r := range sorted {
-			i := t.Find(r)
-			if i >= 0 && !taken[i] {
-				if len(sorted) == 1 {
-					return nil, nil
-				}
-				if taken == nil {
-					taken = make(map[int]bool, len(sorted))
-				}
-				taken[i] = true
+		for k, r := range revs {
+			// Sorted, so copies of a revision are neighbours: the first
+			// copy of one the tree has is taken away, the others stay.
+			if t.Find(r) >= 0 && (k == 0 || revs[k-1] != r) {
 				continue
 			}
 			missing = append(missing, r)
