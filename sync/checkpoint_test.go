@@ -261,15 +261,3 @@ func TestConcurrentRunsShareCheckpoints(t *testing.T) {
 		t.Fatalf("target has %d", tgt.leafCount())
 	}
 }
-
-func TestSeqNumber(t *testing.T) {
-	for seq, want := range map[string]int64{`42`: 42, `"42"`: 42, `"370-g1AAAACHeJzLYWBg"`: -1, `null`: -1, `"abc"`: -1} {
-		n, ok := seqNumber(json.RawMessage(seq))
-		if !ok {
-			n = -1
-		}
-		if n != want {
-			t.Errorf("seqNumber(%s) = %d, want %d", seq, n, want)
-		}
-	}
-}

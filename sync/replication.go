@@ -123,10 +123,12 @@ func (r *replication) session(ctx context.Context) error {
 			return err
 		}
 	}
+	// A log still missing after recheckLogs is taken as gone, as CouchDB's
+	// replicator does: a full replication, which revs_diff keeps from
+	// writing anything twice. Resuming from the lone local log instead would
+	// skip what a database deleted and created again holds below its
+	// sequence (reliability/faults TestServerRestartLosesData).
 	startSeq, history := compareLogs(srcLog, tgtLog)
-	if (srcLog == nil) != (tgtLog == nil) {
-		startSeq, history = r.oneSidedStart(srcLog, tgtLog, srcInfo, tgtInfo)
-	}
 	if srcLog == nil && tgtLog == nil {
 		if startSeq, history, err = r.seedStart(ctx); err != nil {
 			return err
