@@ -14,24 +14,7 @@ import (
 // step (here, reading the changes feed of a source that answers 503), not
 // retries of requests inside retries of steps.
 func TestRetriesMeanAttemptsPerStep(t *testing.T) {
-	var changes atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/db":
-			_, _ = w.Write([]byte(`{"db_name":"db","doc_count":1,"doc_del_count":0,"update_seq":"1-x","instance_start_time":"0"}`))
-		case strings.HasPrefix(r.URL.Path, "/db/_local/"):
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = w.Write([]byte(`{"error":"not_found","reason":"missing"}`))
-		default:
-			if r.URL.Path == "/db/_changes" {
-				changes.Add(1)
-			}
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"error":"service_unavailable","reason":"restarting"}`))
-		}
-	}))
-	defer srv.Close()
+	srv, changes := failingSource(t, http.StatusServiceUnavailable, []byte(`{"error":"service_unavailable","reason":"restarting"}`))
 	r := cli(t, nil, "pull", "--json", "--retries", "3", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
 	if r.code == 0 {
 		t.Fatalf("pull from a source answering 503 succeeded: %s", r.stdout)
@@ -53,6 +36,18 @@ func TestClusterNodedownExitsTransient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv, changes := failingSource(t, http.StatusPreconditionFailed, body)
+	r := cli(t, nil, "pull", "--retries", "2", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
+	failsWith(t, r, exitTransient, "412", "nodedown", "progress not possible", "run the same command again")
+	if n := changes.Load(); n != 3 {
+		t.Fatalf("--retries 2: the changes feed was asked %d times, want 3", n)
+	}
+}
+
+// failingSource is a source database "db" that exists and has no
+// checkpoint, whose every other request (the changes feed first) answers
+// status with body; it counts the changes requests.
+func failingSource(t *testing.T, status int, body []byte) (*httptest.Server, *atomic.Int32) {
 	var changes atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -66,14 +61,10 @@ func TestClusterNodedownExitsTransient(t *testing.T) {
 			if r.URL.Path == "/db/_changes" {
 				changes.Add(1)
 			}
-			w.WriteHeader(http.StatusPreconditionFailed)
+			w.WriteHeader(status)
 			_, _ = w.Write(body)
 		}
 	}))
-	defer srv.Close()
-	r := cli(t, nil, "pull", "--retries", "2", filepath.Join(t.TempDir(), "x.db"), srv.URL+"/db")
-	failsWith(t, r, exitTransient, "412", "nodedown", "progress not possible", "run the same command again")
-	if n := changes.Load(); n != 3 {
-		t.Fatalf("--retries 2: the changes feed was asked %d times, want 3", n)
-	}
+	t.Cleanup(srv.Close)
+	return srv, &changes
 }
