@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	gosync "sync"
 	"testing"
+	"time"
 
 	"github.com/settee/settee/internal/testpeer"
 )
@@ -38,7 +39,20 @@ func TestReplicatorListeners(t *testing.T) {
 	var a, b []*ReplicatorStatus
 	docs := map[string]map[string]any{} // direction/id -> document
 	ta := r.AddChangeListener(changeFunc(func(s *ReplicatorStatus) { mu.Lock(); a = append(a, s); mu.Unlock() }))
-	tb := r.AddChangeListener(changeFunc(func(s *ReplicatorStatus) { mu.Lock(); b = append(b, s); mu.Unlock() }))
+	// The listeners hear each status after SetListener's (the same event
+	// goroutine, one after the other): b says when it has heard the end.
+	bStopped := make(chan struct{}, 4)
+	tb := r.AddChangeListener(changeFunc(func(s *ReplicatorStatus) {
+		mu.Lock()
+		b = append(b, s)
+		mu.Unlock()
+		if s.State == "stopped" {
+			select {
+			case bStopped <- struct{}{}:
+			default:
+			}
+		}
+	}))
 	td := r.AddDocumentListener(docsFunc(func(js string) {
 		var ev struct {
 			Direction string           `json:"direction"`
@@ -57,6 +71,7 @@ func TestReplicatorListeners(t *testing.T) {
 	defer td.Remove()
 	must(0, r.Start())
 	end := old.waitState(t, "stopped")
+	waitStopped(t, bStopped)
 	// 4 pushed, 2 pulled; the pull, running beside the push, may also
 	// read back what the push wrote (already here: handled too).
 	if end.Completed != end.Total || end.Total < 6 || end.Total > 10 {
@@ -91,6 +106,7 @@ func TestReplicatorListeners(t *testing.T) {
 	must(d.Put(`{"_id":"l4"}`))
 	must(0, r.Start())
 	end = old.waitState(t, "stopped")
+	waitStopped(t, bStopped)
 	// Progress counts from the replicator's creation.
 	if end.Completed != end.Total || end.Total <= first {
 		t.Fatalf("end of the second sync: %d/%d, want complete and past %d", end.Completed, end.Total, first)
@@ -107,4 +123,15 @@ func TestReplicatorListeners(t *testing.T) {
 		t.Error("l4's push was not reported")
 	}
 	tb.Remove()
+}
+
+// waitStopped waits (bounded) for a listener's signal that it heard a
+// stopped status.
+func waitStopped(t *testing.T, c chan struct{}) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the listener did not hear the replicator stop")
+	}
 }
