@@ -104,6 +104,9 @@ func TestReplicatorListeners(t *testing.T) {
 	// A removed listener hears nothing more; the others go on.
 	ta.Remove()
 	must(d.Put(`{"_id":"l4"}`))
+	for len(bStopped) > 0 { // the first sync's ends, if it heard several
+		<-bStopped
+	}
 	must(0, r.Start())
 	end = old.waitState(t, "stopped")
 	waitStopped(t, bStopped)

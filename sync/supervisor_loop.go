@@ -142,6 +142,15 @@ func (s *Supervisor) endSession(ctx context.Context, sess *Replicator, err error
 		s.cfg.CaughtUp(ctx) // a one-shot pull completed
 	}
 	st := sess.Status()
+	if err == nil && !stoppedByUs {
+		// A one-shot that ended by itself did its work: what the source
+		// counts as pending now was written after it read the feed, so
+		// the progress ends complete.
+		st.Pending = 0
+		for i := range st.Directions {
+			st.Directions[i].Pending = 0
+		}
+	}
 	results := sess.Results()
 	s.mu.Lock()
 	defer s.mu.Unlock()
