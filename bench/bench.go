@@ -8,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/settee/settee/internal/buildinfo"
 )
 
 // bench is one harness run in progress.
@@ -400,33 +401,6 @@ func (b *bench) setRate(m *Measure) {
 
 func (s DatasetStats) payload() int64 { return s.BodyBytes + s.AttachmentBytes }
 
-// buildCommit is the commit this binary was built from, "-dirty" when the
-// tree had changes (go build's VCS stamp), or "".
-func buildCommit() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	var rev, dirty string
-	for _, kv := range info.Settings {
-		switch kv.Key {
-		case "vcs.revision":
-			rev = kv.Value
-		case "vcs.modified":
-			if kv.Value == "true" {
-				dirty = "-dirty"
-			}
-		}
-	}
-	if len(rev) > 7 {
-		rev = rev[:7]
-	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
-}
-
 func loadAvg() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
@@ -459,7 +433,7 @@ func meta(cfg *config) Meta {
 	if out, err := exec.Command("node", "--version").Output(); err == nil {
 		m.NodeVersion = strings.TrimSpace(string(out))
 	}
-	m.Commit = buildCommit()
+	m.Commit = buildinfo.Revision(7, "-dirty")
 	if out, err := exec.Command("git", "-C", cfg.Root, "describe", "--always", "--dirty").Output(); err == nil && m.Commit == "" {
 		m.Commit = strings.TrimSpace(string(out))
 	}

@@ -11,11 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	gosync "sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 )
 
@@ -294,30 +294,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // lineBuffer collects a child's output for scanning by line.
-type lineBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
+type lineBuffer struct{ testutil.SyncBuffer }
 
-func (l *lineBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lineBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(tail(l.buf.Bytes(), 4000))
-}
+// String returns the output's tail, for messages.
+func (l *lineBuffer) String() string { return string(tail(l.Bytes(), 4000)) }
 
 // any reports whether fn holds for a complete line so far (fn sees the
 // lines in order, from the first, at each call).
 func (l *lineBuffer) any(fn func(string) bool) bool {
-	l.mu.Lock()
-	data := bytes.Clone(l.buf.Bytes())
-	l.mu.Unlock()
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(bytes.NewReader(l.Bytes()))
 	for sc.Scan() {
 		if fn(sc.Text()) {
 			return true

@@ -8,9 +8,6 @@ import (
 	"github.com/settee/settee/couchdoc"
 )
 
-// errBatchOver is returned by a Batch used after its DB.Batch returned.
-var errBatchOver = errors.New("localdb: the batch is over (use the handle inside the batch function only)")
-
 // Batch is one write transaction that a function fills with puts and
 // deletes (DB.Batch). Its methods answer at once, as Put and Delete do,
 // and later writes of the batch see earlier ones; nothing is visible to

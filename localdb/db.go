@@ -21,9 +21,6 @@ import (
 // DefaultRevsLimit is CouchDB's default _revs_limit.
 const DefaultRevsLimit = 1000
 
-// ErrClosed is returned by calls on a closed DB.
-var ErrClosed = errors.New("localdb: database is closed")
-
 // DB is an open database file.
 type DB struct {
 	path    string

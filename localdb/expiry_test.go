@@ -7,23 +7,13 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 )
 
 func gone(db *localdb.DB, id string) bool {
 	_, err := db.Get(bg, id, localdb.GetOptions{})
 	return errors.Is(err, couchdoc.ErrNotFound)
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestExpirationSweeper(t *testing.T) {
@@ -47,7 +37,7 @@ func TestExpirationSweeper(t *testing.T) {
 	if err := db.SetExpiration(bg, "soon", time.Now().Add(50*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the sweeper purges an expired doc", func() bool { return gone(db, "soon") })
+	testutil.Eventually(t, "the sweeper purges an expired doc", func() bool { return gone(db, "soon") })
 	if gone(db, "later") || gone(db, "keep") {
 		t.Fatal("the sweeper purged a doc not yet expired")
 	}

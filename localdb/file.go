@@ -19,17 +19,6 @@ const sqliteNotADB = 26
 // a Settee store ("SETT").
 const ApplicationID = 0x53455454
 
-var (
-	// ErrNoStore: the path holds no Settee store (missing or empty file)
-	// and Options.NoCreate forbade making one.
-	ErrNoStore = errors.New("no Settee store")
-	// ErrNotStore: the file belongs to another program (another
-	// application_id, or tables that are not ours) or is not SQLite.
-	ErrNotStore = errors.New("not a Settee store")
-	// ErrNewerStore: the store was written by a newer version of Settee.
-	ErrNewerStore = errors.New("written by a newer version of Settee")
-)
-
 // OpenError is why Open refused a path: the path, what is wrong with it
 // in a few words, and the cause to match with errors.Is (ErrNoStore,
 // ErrNotStore, ErrNewerStore, fs.ErrNotExist, fs.ErrPermission, ...). The

@@ -20,10 +20,6 @@ import (
 // ErrAttachmentNotDownloaded. FillAttachment stores the bytes once
 // fetched; EvictAttachment drops them again.
 
-// ErrAttachmentNotDownloaded: the store has the attachment's metadata but
-// not its bytes. It is couchdoc.ErrAttachmentNotDownloaded.
-var ErrAttachmentNotDownloaded = couchdoc.ErrAttachmentNotDownloaded
-
 // BulkDocsLazy is BulkDocs with new_edits=false for a lazy replication: an
 // attachment stub that names no attachment the store has is recorded with
 // its metadata as not downloaded, instead of failing with ErrMissingStub.

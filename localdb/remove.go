@@ -11,9 +11,6 @@ import (
 	gosync "sync"
 )
 
-// ErrStoreOpen: Remove was asked to delete a store this process has open.
-var ErrStoreOpen = errors.New("the store is open in this process")
-
 // openStores counts the DBs open in this process, by file (storeKey).
 var openStores = struct {
 	gosync.Mutex

@@ -2,16 +2,11 @@ package localdb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/settee/settee/couchdoc"
 )
-
-// ErrNoConflict: the document has a single live leaf, so there is no
-// conflict to resolve.
-var ErrNoConflict = errors.New("localdb: the document has no conflicts")
 
 // Resolution is what ResolveConflict wrote.
 type Resolution struct {

@@ -3,8 +3,6 @@ package mobile
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	gosync "sync"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 )
 
 // statusRecorder is a ReplicatorListener that keeps what it heard.
@@ -55,25 +54,13 @@ func (s *statusRecorder) waitState(t *testing.T, state string) *ReplicatorStatus
 	}
 }
 
+// httpDo sends a request and returns the JSON object answered; an error
+// status fails the test.
 func httpDo(t *testing.T, method, url, body string) map[string]any {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s %s: %s", method, url, b)
-	}
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, b)
+	if st := testutil.DoJSON(context.Background(), t, method, url, body, &m); st >= 300 {
+		t.Fatalf("%s %s: %d %v", method, url, st, m)
 	}
 	return m
 }

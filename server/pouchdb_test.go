@@ -6,21 +6,16 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/server/servertest"
 )
@@ -48,37 +43,9 @@ func md5of(b []byte) string {
 	return "md5-" + base64.StdEncoding.EncodeToString(s[:])
 }
 
-func httpDo(t *testing.T, method, u string, body string, hdr ...string) (int, []byte) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, _ := http.NewRequest(method, u, rd)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	// As PouchDB and Settee's client do; without it CouchDB answers
-	// open_revs and attachments=true as multipart. hdr may override it.
-	req.Header.Set("Accept", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	res, err := testClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b
-}
-
-// testClient bounds every request of these tests.
-var testClient = &http.Client{Timeout: 30 * time.Second}
-
 func mustDo(t *testing.T, want int, method, u, body string, hdr ...string) []byte {
 	t.Helper()
-	st, b := httpDo(t, method, u, body, hdr...)
+	st, b := testutil.Do(context.Background(), t, method, u, body, hdr...)
 	if st != want {
 		t.Fatalf("%s %s: %d, want %d: %s", method, u, st, want, b)
 	}
@@ -123,7 +90,7 @@ func storeView(t *testing.T, db string) map[string]pouchEntry {
 		}
 		sort.Strings(e.Leaves)
 		sort.Strings(e.DeletedLeaves)
-		st, b := httpDo(t, "GET", db+"/"+esc+"?conflicts=true", "")
+		st, b := testutil.Do(context.Background(), t, "GET", db+"/"+esc+"?conflicts=true", "")
 		if st == 404 {
 			e.Deleted = true
 			out[r.ID] = e
@@ -160,43 +127,16 @@ func asList(v any) []any {
 	return l
 }
 
-// nodeScript runs a script of testdata/server with node, failing the test
-// when node or the npm packages are missing.
-func nodeScript(t *testing.T, script string, args ...string) []byte {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	root := testpeer.RepoRoot(t)
-	for _, pkg := range []string{"pouchdb-node", "pouchdb-adapter-memory"} {
-		if _, err := os.Stat(filepath.Join(root, "node_modules", pkg)); err != nil {
-			t.Fatalf("npm package %s is missing (run `npm ci` at the repository root): %v", pkg, err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(root, "testdata", "server", script)}, args...)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node %s: %v\nstderr:\n%s", script, err, stderr.String())
-	}
-	return stdout.Bytes()
-}
-
 // PouchDB 9 replicates with our server both ways, one-shot and live,
 // including conflicts, deletions and attachments; afterwards PouchDB's
 // view of both sides and the server's own view agree.
 func TestPouchDBReplication(t *testing.T) {
-	reqLog := &syncBuffer{}
+	reqLog := &testutil.SyncBuffer{}
 	inst := servertest.Start(t, &server.Config{Logger: slog.New(slog.NewTextHandler(reqLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	db := inst.CreateDB(t, "pdb")
 	seedForPouch(t, db)
 
-	out := nodeScript(t, "pouchdb-replicate.js", db)
+	out := testpeer.NodeScript(t, 3*time.Minute, "server/pouchdb-replicate.js", db)
 	var res struct {
 		Log    []string
 		Local  map[string]pouchEntry
@@ -312,24 +252,6 @@ func endpoints(log string) map[string]int {
 	return out
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  gosync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // normalize makes nil and empty slices and maps compare equal and drops
 // attachment content types PouchDB does not keep on tombstones.
 func normalize(e pouchEntry) pouchEntry {
@@ -356,7 +278,7 @@ func normalize(e pouchEntry) pouchEntry {
 func TestPouchDBAuth(t *testing.T) {
 	inst := servertest.Start(t, &server.Config{Users: map[string]string{"ann": "pw-ann"}})
 	db := inst.CreateDB(t, "authdb", "ann", "pw-ann")
-	out := nodeScript(t, "pouchdb-auth.js", db, "ann", "pw-ann")
+	out := testpeer.NodeScript(t, 3*time.Minute, "server/pouchdb-auth.js", db, "ann", "pw-ann")
 	var res struct {
 		Anonymous  any
 		BasicPush  int

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/server/servertest"
 )
 
@@ -102,8 +104,8 @@ func TestSameAnswersAsPouchDBServer(t *testing.T) {
 	peer := testpeer.PouchDB(t)
 	ours := servertest.Start(t, nil)
 	for i, s := range sameAnswersScript {
-		theirStatus, theirBody := httpDo(t, s.method, peer.URL+s.path, s.body, s.hdr...)
-		ourStatus, ourBody := httpDo(t, s.method, ours.URL+s.path, s.body, s.hdr...)
+		theirStatus, theirBody := testutil.Do(context.Background(), t, s.method, peer.URL+s.path, s.body, s.hdr...)
+		ourStatus, ourBody := testutil.Do(context.Background(), t, s.method, ours.URL+s.path, s.body, s.hdr...)
 		where := fmt.Sprintf("step %d: %s %s", i, s.method, s.path)
 		if c := s.couch; c != nil {
 			var want, got map[string]any

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -18,7 +19,7 @@ import (
 func BenchmarkLazyPull(b *testing.B) {
 	const n, withAtt, size = 1000, 100, 100 << 10
 	newDB := serverDBs(b)
-	seed := synctest.OpenStore(b, "seed")
+	seed := localdbtest.OpenNamed(b, "seed", nil)
 	data := make([]byte, size)
 	for i := range data {
 		data[i] = byte(i * 13)
@@ -43,7 +44,7 @@ func BenchmarkLazyPull(b *testing.B) {
 			var bytes int64
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				dst := synctest.OpenStore(b, fmt.Sprintf("dst-%s-%d", mode, i))
+				dst := localdbtest.OpenNamed(b, fmt.Sprintf("dst-%s-%d", mode, i), nil)
 				cnt := &synctest.Counter{}
 				start := time.Now()
 				b.StartTimer()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
 	"github.com/settee/settee/sync/synctest"
@@ -30,13 +31,13 @@ func (u uncounted) Changes(ctx context.Context, opts sync.ChangesOptions, fn fun
 // docs/s with and without, in the same run.
 func BenchmarkPendingCounts(b *testing.B) {
 	const n = 40000
-	src := synctest.OpenStore(b, "src")
+	src := localdbtest.OpenNamed(b, "src", nil)
 	synctest.PutDocs(b, src, "d", n)
 	for _, counted := range []bool{false, true} {
 		b.Run(fmt.Sprintf("counted=%v", counted), func(b *testing.B) {
 			var elapsed time.Duration
 			for i := 0; i < b.N; i++ {
-				dst := synctest.OpenStore(b, fmt.Sprintf("dst%d", i))
+				dst := localdbtest.OpenNamed(b, fmt.Sprintf("dst%d", i), nil)
 				var source sync.Peer = localpeer.New(src)
 				if !counted {
 					source = uncounted{Peer: localpeer.New(src)}

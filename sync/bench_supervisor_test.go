@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -14,14 +15,14 @@ import (
 // sync.Replicate and with a Supervisor, both with an OnEvent: what the
 // supervisor's queue and goroutine cost.
 func BenchmarkSupervisorOverhead(b *testing.B) {
-	seed := synctest.OpenStore(b, "seed")
+	seed := localdbtest.OpenNamed(b, "seed", nil)
 	put1KB(b, seed)
 	run := func(b *testing.B, viaSupervisor bool) {
 		var events atomic.Int64
 		opts := sync.Options{OnEvent: func(sync.Event) { events.Add(1) }}
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
-			tgt := synctest.OpenStore(b, fmt.Sprintf("tgt%d", i))
+			tgt := localdbtest.OpenNamed(b, fmt.Sprintf("tgt%d", i), nil)
 			b.StartTimer()
 			var written int64
 			if viaSupervisor {

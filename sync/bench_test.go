@@ -13,6 +13,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
@@ -75,7 +76,7 @@ func serverDBs(b *testing.B) newDBFunc {
 }
 
 func benchReplicate(b *testing.B, newDB newDBFunc, push bool) {
-	seed := synctest.OpenStore(b, "seed")
+	seed := localdbtest.OpenNamed(b, "seed", nil)
 	put1KB(b, seed)
 	var peak uint64
 	var elapsed time.Duration
@@ -83,7 +84,7 @@ func benchReplicate(b *testing.B, newDB newDBFunc, push bool) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		u := newDB(b, fmt.Sprintf("bench%d", i))
-		local := synctest.OpenStore(b, fmt.Sprintf("l%d", i))
+		local := localdbtest.OpenNamed(b, fmt.Sprintf("l%d", i), nil)
 		var opts sync.Options
 		if push {
 			opts = sync.Options{Source: synctest.Local(seed), Target: synctest.Remote(b, u, nil)}
@@ -121,7 +122,7 @@ func BenchmarkPush10kServer(b *testing.B) { benchReplicate(b, serverDBs(b), true
 func BenchmarkLocalToLocal(b *testing.B) {
 	for _, n := range []int{10000, 40000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			src := synctest.OpenStore(b, "src")
+			src := localdbtest.OpenNamed(b, "src", nil)
 			pad := strings.Repeat("x", 1000)
 			docs := make([]*couchdoc.Doc, 0, 1000)
 			for i := range n {
@@ -138,7 +139,7 @@ func BenchmarkLocalToLocal(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				dst := synctest.OpenStore(b, fmt.Sprintf("dst%d", i))
+				dst := localdbtest.OpenNamed(b, fmt.Sprintf("dst%d", i), nil)
 				runtime.GC()
 				stop := peakHeap()
 				start := time.Now()
@@ -168,7 +169,7 @@ type notInline struct{ sync.Peer }
 func BenchmarkMidSizeAttachments(b *testing.B) {
 	const n = 300
 	for _, size := range []int{100 << 10, 500 << 10} {
-		src := synctest.OpenStore(b, fmt.Sprintf("src%d", size))
+		src := localdbtest.OpenNamed(b, fmt.Sprintf("src%d", size), nil)
 		data := make([]byte, size)
 		for i := range data {
 			data[i] = byte(i * 7)
@@ -186,7 +187,7 @@ func BenchmarkMidSizeAttachments(b *testing.B) {
 				var elapsed time.Duration
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
-					dst := synctest.OpenStore(b, fmt.Sprintf("dst-%d-%s-%d", size, mode, i))
+					dst := localdbtest.OpenNamed(b, fmt.Sprintf("dst-%d-%s-%d", size, mode, i), nil)
 					var tgt sync.Peer = synctest.Local(dst)
 					if mode == "alone" {
 						tgt = notInline{tgt}

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
@@ -68,17 +68,6 @@ func leafState(t *testing.T, db *localdb.DB) map[string]string {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second) // a hang guard, not a speed assertion
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestContinuousKilledResumesFromCheckpoint: a continuous replication with
 // the default checkpoint interval writes many batches between checkpoints.
 // Killed between two (no final checkpoint), the restarted replication
@@ -119,9 +108,9 @@ func TestContinuousKilledResumesFromCheckpoint(t *testing.T) {
 
 	// The first checkpoint comes one interval after the start, covering
 	// the ten batches of the first 100 documents.
-	waitFor(t, "the first checkpoint", func() bool { return checkpointSeq(t, opts.Target, repID) != nil })
+	testutil.Eventually(t, "the first checkpoint", func() bool { return checkpointSeq(t, opts.Target, repID) != nil })
 	first := checkpointSeq(t, opts.Target, repID)
-	waitFor(t, "the first 100 documents", func() bool { return docCount(dst) == 100 })
+	testutil.Eventually(t, "the first 100 documents", func() bool { return docCount(dst) == 100 })
 	// More batches: 50 new documents and 10 edits, written to the target
 	// within the interval, so not checkpointed yet.
 	for i := 100; i < 150; i++ {
@@ -130,7 +119,7 @@ func TestContinuousKilledResumesFromCheckpoint(t *testing.T) {
 	for i := range 10 {
 		put(fmt.Sprintf("d%03d", i))
 	}
-	waitFor(t, "the next 60 revisions", func() bool {
+	testutil.Eventually(t, "the next 60 revisions", func() bool {
 		d, err := dst.Get(ctx, "d009", localdb.GetOptions{})
 		return docCount(dst) == 150 && err == nil && d.Rev == revs["d009"]
 	})
@@ -165,7 +154,7 @@ func TestContinuousKilledResumesFromCheckpoint(t *testing.T) {
 	rctx, cancel = context.WithCancel(ctx)
 	results := make(chan *sync.Result, 1)
 	go func() { res, _ := sync.Replicate(rctx, opts2); results <- res }()
-	waitFor(t, "the changes made while down", func() bool {
+	testutil.Eventually(t, "the changes made while down", func() bool {
 		_, err := dst.Get(ctx, "d169", localdb.GetOptions{})
 		return err == nil && docCount(dst) == 165
 	})

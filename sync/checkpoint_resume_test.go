@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -49,8 +51,8 @@ func TestResumeWhenRemoteLogMissing(t *testing.T) {
 	for _, dir := range []string{"pull", "push"} {
 		t.Run(dir, func(t *testing.T) {
 			remoteURL := h.url("logs-" + dir)
-			synctest.HTTP(t, "PUT", remoteURL, nil, nil)
-			db := synctest.OpenStore(t, "local")
+			testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
+			db := localdbtest.OpenNamed(t, "local", nil)
 			local := synctest.Local(db)
 			m := &missingLogs{Peer: synctest.Remote(t, remoteURL, nil)}
 			src, tgt := sync.Peer(m), local
@@ -91,8 +93,8 @@ func TestResumeWhenRemoteLogMissing(t *testing.T) {
 			}
 
 			// The remote is another database now: start over.
-			synctest.HTTP(t, "DELETE", remoteURL, nil, nil)
-			synctest.HTTP(t, "PUT", remoteURL, nil, nil)
+			testutil.DoJSON(context.Background(), t, "DELETE", remoteURL, nil, nil)
+			testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
 			if dir == "pull" {
 				putRemote(t, remoteURL, "d", 5)
 			}

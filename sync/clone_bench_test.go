@@ -9,6 +9,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -23,13 +24,13 @@ func benchCloneFirstSync(b *testing.B, newDB newDBFunc, n int) {
 	const edited = 100
 	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
-		origin := synctest.OpenStore(b, "origin")
+		origin := localdbtest.OpenNamed(b, "origin", nil)
 		synctest.PutDocs(b, origin, "d", n)
 		u := newDB(b, fmt.Sprintf("clone%d", i))
 		if _, err := sync.Replicate(ctx, sync.Options{Source: synctest.Local(origin), Target: synctest.Remote(b, u, nil)}); err != nil {
 			b.Fatal(err)
 		}
-		seed := synctest.OpenStore(b, "seed")
+		seed := localdbtest.OpenNamed(b, "seed", nil)
 		start := time.Now()
 		if _, err := sync.Sync(ctx, synctest.Local(seed), synctest.Remote(b, u, nil), sync.Options{}); err != nil {
 			b.Fatal(err)

@@ -15,8 +15,10 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
@@ -55,7 +57,7 @@ func TestWrongCredentials(t *testing.T) {
 	}))
 	defer srv.Close()
 	u := strings.Replace(srv.URL, "http://", "http://alice:s3cret@", 1) + "/notes"
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	remote := synctest.Remote(t, u, nil)
 	var events []string
 	onEvent := func(e sync.Event) {
@@ -116,10 +118,10 @@ func TestFirstPullHugeDoc(t *testing.T) {
 	for i := range 30 {
 		docs = append(docs, map[string]any{"_id": fmt.Sprintf("s%02d", i)})
 	}
-	if st := synctest.HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	res, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: synctest.Remote(t, u, nil), Target: synctest.Local(db)})
 	if err != nil {
 		t.Fatal(err)
@@ -145,10 +147,10 @@ func couchFactory(t *testing.T) synctest.Factory {
 		n++
 		u := fmt.Sprintf("%s/%s%d", raw, prefix, n)
 		mu.Unlock()
-		if st := synctest.HTTP(tb, "PUT", u, nil, nil); st != http.StatusCreated {
+		if st := testutil.DoJSON(context.Background(), tb, "PUT", u, nil, nil); st != http.StatusCreated {
 			tb.Fatalf("create %s: status %d", u, st)
 		}
-		tb.Cleanup(func() { synctest.HTTP(tb, "DELETE", u, nil, nil) })
+		tb.Cleanup(func() { testutil.DoJSON(context.Background(), tb, "DELETE", u, nil, nil) })
 		return u
 	}
 }

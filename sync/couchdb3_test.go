@@ -16,6 +16,7 @@ import (
 
 	"github.com/settee/settee/internal/testpeer"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -91,7 +92,7 @@ func TestPullFromCouchDB3(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	opts := sync.Options{Source: synctest.Remote(t, srv.URL+"/source", nil), Target: synctest.Local(db)}
 	res, err := sync.Replicate(context.Background(), opts)
 	if err != nil {

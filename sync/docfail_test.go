@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
@@ -54,10 +56,10 @@ func TestPullRefusedDocFailsAlone(t *testing.T) {
 	}
 	bad := "1-" + strings.Repeat("z", 32)
 	docs = append(docs[:20], append([]any{map[string]any{"_id": "bad", "_rev": bad, "n": -1}}, docs[20:]...)...)
-	if st := synctest.HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	var ev failureEvents
 	res, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: synctest.Remote(t, u, nil), Target: synctest.Local(db), BatchSize: 10, OnEvent: ev.on})
 	if err != nil {
@@ -83,7 +85,7 @@ func TestPullRefusedDocFailsAlone(t *testing.T) {
 func TestPushTooLargeFailsAlone(t *testing.T) {
 	srv := servertest.Start(t, &server.Config{MaxBodySize: 64 << 10})
 	u := srv.CreateDB(t, "small")
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	for i := range 30 {
 		synctest.Put(t, db, fmt.Sprintf("d%02d", i), "", fmt.Sprintf(`{"n":%d}`, i))
 	}

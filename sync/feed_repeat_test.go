@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -37,7 +38,7 @@ func (p *repeatingFeed) Changes(ctx context.Context, opts sync.ChangesOptions, f
 // revision written twice changes nothing in the target, but it is work
 // and counts as written.)
 func TestRepeatedFeedAfterRetryWritesOnce(t *testing.T) {
-	src, dst := synctest.OpenStore(t, "src"), synctest.OpenStore(t, "dst")
+	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
 	synctest.PutDocs(t, src, "d", 100)
 	feed := &repeatingFeed{Peer: synctest.Local(src)}
 	res, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: feed, Target: synctest.Local(dst), BatchSize: 30, RetryDelay: 400 * time.Millisecond})

@@ -13,6 +13,7 @@ import (
 	gosync "sync"
 	"testing"
 
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
@@ -87,7 +88,7 @@ func TestFetchLargeAttachmentCutFiveTimes(t *testing.T) {
 	resp.Body.Close()
 	want := h.Sum(nil)
 
-	db := synctest.OpenStore(t, "phone")
+	db := localdbtest.OpenNamed(t, "phone", nil)
 	if _, err := sync.Replicate(context.Background(), sync.Options{Source: synctest.Remote(t, u, nil), Target: synctest.Local(db), Attachments: sync.Lazy}); err != nil {
 		t.Fatal(err)
 	}

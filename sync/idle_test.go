@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
@@ -50,7 +51,7 @@ func TestContinuousBurstOverBatchSize(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rep := startContinuous(ctx, t, src, dst, batch)
-	waitFor(t, "idle", func() bool { return rep.Status().State == sync.StateIdle })
+	testutil.Eventually(t, "idle", func() bool { return rep.Status().State == sync.StateIdle })
 	docs := make([]*couchdoc.Doc, burst)
 	for i := range docs {
 		docs[i] = &couchdoc.Doc{ID: fmt.Sprintf("d%02d", i), Body: json.RawMessage(`{}`)}
@@ -58,7 +59,7 @@ func TestContinuousBurstOverBatchSize(t *testing.T) {
 	if _, err := src.BulkDocs(ctx, docs, true); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "every document of the burst on the target", func() bool {
+	testutil.Eventually(t, "every document of the burst on the target", func() bool {
 		info, err := dst.Info(ctx)
 		return err == nil && info.DocCount == burst
 	})

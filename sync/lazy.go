@@ -67,12 +67,6 @@ func ParseAttachments(s string) (Attachments, error) {
 	return Eager, fmt.Errorf("attachments %q: want eager, lazy or lazy-over=BYTES", s)
 }
 
-// ErrLazyUnsupported: a lazy pull needs a source that reads attachment
-// stubs (StubReader) and a target that records missing bodies
-// (LazyWriter), and, with LazyOver, a source that serves single
-// attachments (AttachmentGetter).
-var ErrLazyUnsupported = errors.New("sync: lazy attachments need a StubReader source and a LazyWriter target")
-
 // StubReader is the optional capability of reading revisions with their
 // attachments as stubs carrying full metadata (CouchDB's attachments=false
 // with att_encoding_info=true), for lazy attachments.

@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 )
 
@@ -134,9 +133,6 @@ const (
 	// (CouchDB's replicator checkpoints every 30 s by default).
 	DefaultContinuousCheckpointInterval = 5 * time.Second
 )
-
-// ErrNoPeer is returned when Options lack a source or a target.
-var ErrNoPeer = errors.New("sync: source and target are required")
 
 func (o Options) withDefaults() Options {
 	def := func(v *int, d int) {

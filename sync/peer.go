@@ -53,7 +53,6 @@ package sync
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -127,10 +126,6 @@ type BulkGetter interface {
 	BulkGet(ctx context.Context, reqs []BulkGetRequest, fn func(doc *couchdoc.Doc, revErr error) error) error
 }
 
-// ErrNoBulkGet: the peer has no _bulk_get (over HTTP, it answered the
-// request with 400, 404, 405 or 501).
-var ErrNoBulkGet = errors.New("the peer has no _bulk_get")
-
 // InlineWriter is the optional capability of a target that takes inline
 // attachment bytes in BulkDocs as cheaply as streamed ones (the local
 // store: no base64, no request to size). The replicator then reads a
@@ -179,10 +174,6 @@ type Reauthorizer interface {
 	// request to the server.
 	WaitCredentials(ctx context.Context) error
 }
-
-// ErrFixedCredentials is WaitCredentials' answer for a peer whose
-// credentials cannot change (a user and password given once).
-var ErrFixedCredentials = errors.New("sync: the peer's credentials cannot change")
 
 // PeerInfo is what the replicator uses of a database's info.
 type PeerInfo struct {

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -120,7 +122,7 @@ func checkEvents(t *testing.T, opts sync.Options, tgt *ackTarget, countedAtStart
 // again reports exact counts, starting from 300.
 func TestPendingPushExact(t *testing.T) {
 	u := serverFactory(t)(t)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	synctest.PutDocs(t, db, "a", 1000)
 	local, remote := synctest.Local(db), synctest.Remote(t, u, nil)
 	opts := sync.Options{Source: local, BatchSize: 100, BulkDocsSize: 40}
@@ -185,13 +187,13 @@ func TestPendingPushExact(t *testing.T) {
 // event counts what the local store still lacks.
 func TestPendingPullExact(t *testing.T) {
 	u := serverFactory(t)(t)
-	seed := synctest.OpenStore(t, "seed")
+	seed := localdbtest.OpenNamed(t, "seed", nil)
 	synctest.PutDocs(t, seed, "a", 1000)
 	remote := synctest.Remote(t, u, nil)
 	if _, err := sync.Replicate(synctest.Ctx(t), sync.Options{Source: synctest.Local(seed), Target: remote}); err != nil {
 		t.Fatal(err)
 	}
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	local := synctest.Local(db)
 	opts := sync.Options{Source: remote, BatchSize: 100, BulkDocsSize: 40}
 	if counts := checkEvents(t, opts, newAckTarget(t, local, remote), false); slices.Min(counts) != 1000 || slices.Max(counts) != 1000 {
@@ -211,7 +213,7 @@ func TestPendingPullExact(t *testing.T) {
 // pending document, and a new local write is listed until it is sent.
 func TestPendingFilteredAndContinuous(t *testing.T) {
 	u := serverFactory(t)(t)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	synctest.PutDocs(t, db, "a", 300)
 	local, remote := synctest.Local(db), synctest.Remote(t, u, nil)
 	var ids []string
@@ -240,7 +242,7 @@ func TestPendingFilteredAndContinuous(t *testing.T) {
 	}
 	defer rep.Stop()
 	idle := func() bool { st := rep.Status(); return st.State == sync.StateIdle && st.Pending == 0 }
-	synctest.Eventually(t, "idle with nothing pending", idle)
+	testutil.Eventually(t, "idle with nothing pending", idle)
 	if got, err := rep.PendingDocIDs(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("idle: %v, %v", got, err)
 	}
@@ -253,7 +255,7 @@ func TestPendingFilteredAndContinuous(t *testing.T) {
 			t.Fatalf("late is neither pending nor on the target (%d)", st)
 		}
 	}
-	synctest.Eventually(t, "late sent", func() bool {
+	testutil.Eventually(t, "late sent", func() bool {
 		_, st := synctest.RemoteGet(t, u, "late")
 		return st == 200 && idle()
 	})

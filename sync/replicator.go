@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"errors"
 	gosync "sync"
 
 	"golang.org/x/sync/errgroup"
@@ -99,9 +98,6 @@ func NewSync(local, remote Peer, opts Options) (*Replicator, error) {
 	}
 	return &Replicator{reps: []*replication{pr, pl}, name: "sync", done: make(chan struct{})}, nil
 }
-
-// ErrStarted is returned by Start on a Replicator that was started before.
-var ErrStarted = errors.New("sync: replicator already started")
 
 // Start runs the replication in the background until it is done, ctx is
 // cancelled or Stop is called. A Replicator runs once.

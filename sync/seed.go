@@ -3,7 +3,6 @@ package sync
 import (
 	"context"
 	"encoding/json"
-	"errors"
 )
 
 // asPeer gives a peer another UUID, to compute the replication id a seed
@@ -61,10 +60,6 @@ func (r *replication) seedStart(ctx context.Context) (json.RawMessage, []History
 	}
 	return nil, nil, nil
 }
-
-// ErrSharedIdentity is the Err of an EventSharedIdentity.
-var ErrSharedIdentity = errors.New("sync: another store with the same UUID wrote this replication's checkpoint " +
-	"(a store file copied by hand?): nothing is lost, but the copies redo each other's work; copy stores with localdb.Clone")
 
 // sharedIdentity reports whether a replication's two logs show two stores
 // sharing one UUID: each side's latest session is missing from the other

@@ -2,7 +2,6 @@ package sync
 
 import (
 	"context"
-	"errors"
 	gosync "sync"
 	"sync/atomic"
 )
@@ -102,9 +101,6 @@ type Supervisor struct {
 	queue       []Event
 	lastSent    map[string]Status // per direction
 }
-
-// ErrNoDirection is returned for a Direction other than Push, Pull, Both.
-var ErrNoDirection = errors.New("sync: direction must be push, pull or both")
 
 // maxQueuedEvents bounds the events waiting for a slow OnEvent.
 const maxQueuedEvents = 1000

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 	"github.com/settee/settee/sync/synctest"
@@ -47,7 +49,7 @@ func tokenGate(t testing.TB, hubURL, good string) string {
 func TestSupervisorUnauthorizedWaitsForNewToken(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	synctest.HTTP(t, "PUT", remoteURL, nil, nil)
+	testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
 	putRemote(t, remoteURL, "a", 20)
 	gate := tokenGate(t, remoteURL, "good")
 	var token atomic.Value
@@ -56,7 +58,7 @@ func TestSupervisorUnauthorizedWaitsForNewToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	var log eventLog
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: synctest.Local(db), Remote: remote, Direction: sync.Pull,
 		Options: sync.Options{Continuous: true, OnEvent: log.add, RetryDelay: 10 * time.Millisecond}})
@@ -93,12 +95,12 @@ func TestSupervisorUnauthorizedWaitsForNewToken(t *testing.T) {
 func TestSupervisorUnauthorizedFixedCredentials(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	synctest.HTTP(t, "PUT", remoteURL, nil, nil)
+	testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
 	remote, err := couch.New(tokenGate(t, remoteURL, "good"), &couch.Options{BearerToken: "wrong"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: synctest.Local(synctest.OpenStore(t, "local")), Remote: remote,
+	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: synctest.Local(localdbtest.OpenNamed(t, "local", nil)), Remote: remote,
 		Direction: sync.Both, Options: sync.Options{Continuous: true}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
 )
@@ -35,11 +37,11 @@ func docsHeard(evs []sync.Event) map[string]map[string]sync.DocEvent {
 func TestSupervisorDocumentEventsAndProgress(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	if st := synctest.HTTP(t, "PUT", remoteURL, nil, nil); st != http.StatusCreated {
+	if st := testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil); st != http.StatusCreated {
 		t.Fatalf("create: %d", st)
 	}
 	putRemote(t, remoteURL, "r", 30)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	synctest.PutDocs(t, db, "l", 20)
 	rev := synctest.Put(t, db, "gone", "", `{}`)
 	if _, err := db.Delete(context.Background(), "gone", rev); err != nil {
@@ -84,7 +86,7 @@ func TestSupervisorDocumentEventsAndProgress(t *testing.T) {
 			return st.State == sync.StateIdle && st.Completed == st.Total && st.Total >= want
 		}
 	}
-	synctest.Eventually(t, "51 documents synced", caughtUp(51))
+	testutil.Eventually(t, "51 documents synced", caughtUp(51))
 	heard := docsHeard(log.all())
 	if len(heard["pull"]) != 30 || len(heard["push"]) != 21 {
 		t.Fatalf("heard %d pulled, %d pushed documents, want 30 and 21", len(heard["pull"]), len(heard["push"]))
@@ -107,12 +109,12 @@ func TestSupervisorDocumentEventsAndProgress(t *testing.T) {
 	// New changes make Total grow; Completed catches up.
 	before := sup.Status().Total
 	putRemote(t, remoteURL, "more", 5)
-	synctest.Eventually(t, "5 more documents synced", caughtUp(before+5))
+	testutil.Eventually(t, "5 more documents synced", caughtUp(before+5))
 }
 
 // Without Options.DocumentEvents no EventDocs is sent.
 func TestNoDocumentEventsUnlessAsked(t *testing.T) {
-	src, dst := synctest.OpenStore(t, "src"), synctest.OpenStore(t, "dst")
+	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
 	synctest.PutDocs(t, src, "d", 10)
 	var log eventLog
 	r, err := sync.New(sync.Options{Source: synctest.Local(src), Target: synctest.Local(dst), OnEvent: log.add})
@@ -139,7 +141,7 @@ func TestNoDocumentEventsUnlessAsked(t *testing.T) {
 // EventDocs on without Options.DocumentEvents or OnEvent, and only it
 // gets them.
 func TestSupervisorListeners(t *testing.T) {
-	src, dst := synctest.OpenStore(t, "src"), synctest.OpenStore(t, "dst")
+	src, dst := localdbtest.OpenNamed(t, "src", nil), localdbtest.OpenNamed(t, "dst", nil)
 	synctest.PutDocs(t, src, "d", 10)
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: synctest.Local(src), Remote: synctest.Local(dst), Direction: sync.Push})
 	if err != nil {
@@ -159,7 +161,7 @@ func TestSupervisorListeners(t *testing.T) {
 	if err := sup.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	synctest.Eventually(t, "the stopped state heard", func() bool {
+	testutil.Eventually(t, "the stopped state heard", func() bool {
 		evs := plain.all()
 		return len(evs) > 0 && evs[len(evs)-1].State == sync.StateStopped
 	})

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/synctest"
@@ -77,7 +79,7 @@ func putRemote(t testing.TB, dbURL, prefix string, n int) {
 	for i := range docs {
 		docs[i] = map[string]any{"_id": fmt.Sprintf("%s%04d", prefix, i), "i": i}
 	}
-	if st := synctest.HTTP(t, "POST", dbURL+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != http.StatusCreated {
+	if st := testutil.DoJSON(context.Background(), t, "POST", dbURL+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != http.StatusCreated {
 		t.Fatalf("_bulk_docs: %d", st)
 	}
 }
@@ -114,7 +116,7 @@ func (l *eventLog) all() []sync.Event {
 func (l *eventLog) waitState(t testing.TB, from int, state sync.State) int {
 	t.Helper()
 	n := 0
-	synctest.Eventually(t, "state "+string(state), func() bool {
+	testutil.Eventually(t, "state "+string(state), func() bool {
 		evs := l.all()
 		for i := from; i < len(evs); i++ {
 			if evs[i].Kind == sync.EventState && evs[i].State == state {
@@ -133,11 +135,11 @@ func (l *eventLog) waitState(t testing.TB, from int, state sync.State) int {
 func TestSupervisorPeerDiesAndReturns(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	if st := synctest.HTTP(t, "PUT", remoteURL, nil, nil); st != http.StatusCreated {
+	if st := testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil); st != http.StatusCreated {
 		t.Fatalf("create: %d", st)
 	}
 	putRemote(t, remoteURL, "a", 20)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	var log eventLog
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{
 		Local: synctest.Local(db), Remote: synctest.Remote(t, remoteURL, nil), Direction: sync.Pull,
@@ -152,7 +154,7 @@ func TestSupervisorPeerDiesAndReturns(t *testing.T) {
 	}
 	defer sup.Stop()
 	at := log.waitState(t, 0, sync.StateIdle)
-	synctest.Eventually(t, "20 docs and their checkpoint", func() bool {
+	testutil.Eventually(t, "20 docs and their checkpoint", func() bool {
 		st := sup.Status()
 		return docCount(t, db) == 20 && len(st.CheckpointedSeq) > 0 && bytes.Equal(st.CheckpointedSeq, st.LastSeq)
 	})
@@ -171,7 +173,7 @@ func TestSupervisorPeerDiesAndReturns(t *testing.T) {
 			t.Errorf("a new attempt while offline was reported as %+v", e) // offline until it recovers
 		}
 	}
-	synctest.Eventually(t, "25 docs", func() bool { return docCount(t, db) == 25 })
+	testutil.Eventually(t, "25 docs", func() bool { return docCount(t, db) == 25 })
 
 	if err := sup.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -197,9 +199,9 @@ func TestSupervisorPeerDiesAndReturns(t *testing.T) {
 func TestSupervisorSetOnline(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	synctest.HTTP(t, "PUT", remoteURL, nil, nil)
+	testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
 	putRemote(t, remoteURL, "a", 10)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	synctest.PutDocs(t, db, "l", 3)
 	var log eventLog
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{
@@ -213,7 +215,7 @@ func TestSupervisorSetOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sup.Stop()
-	synctest.Eventually(t, "both idle", func() bool {
+	testutil.Eventually(t, "both idle", func() bool {
 		st := sup.Status()
 		return len(st.Directions) == 2 && st.Directions[0].State == sync.StateIdle && st.Directions[1].State == sync.StateIdle &&
 			docCount(t, db) == 13
@@ -232,7 +234,7 @@ func TestSupervisorSetOnline(t *testing.T) {
 		t.Fatalf("replicated while offline: %d docs", n)
 	}
 	sup.SetOnline(true)
-	synctest.Eventually(t, "17 docs", func() bool { return docCount(t, db) == 17 })
+	testutil.Eventually(t, "17 docs", func() bool { return docCount(t, db) == 17 })
 	if err := sup.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -269,8 +271,8 @@ func TestSupervisorSetOnline(t *testing.T) {
 func TestSupervisorStopIsPrompt(t *testing.T) {
 	h := startHub(t)
 	remoteURL := h.url("notes")
-	synctest.HTTP(t, "PUT", remoteURL, nil, nil)
-	db := synctest.OpenStore(t, "local")
+	testutil.DoJSON(context.Background(), t, "PUT", remoteURL, nil, nil)
+	db := localdbtest.OpenNamed(t, "local", nil)
 	var log eventLog
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{
 		Local: synctest.Local(db), Remote: synctest.Remote(t, remoteURL, nil), Direction: sync.Pull,
@@ -322,10 +324,10 @@ func TestSupervisorCoalescesEvents(t *testing.T) {
 	pouch := testpeer.PouchDB(t)
 	remoteURL := pouch.CreateDB(t, "strict")
 	vdu := `function(doc) { if (doc.bad) { throw({forbidden: "no bad docs"}); } }`
-	if st := synctest.HTTP(t, "PUT", remoteURL+"/_design/strict", map[string]any{"validate_doc_update": vdu}, nil); st != http.StatusCreated {
+	if st := testutil.DoJSON(context.Background(), t, "PUT", remoteURL+"/_design/strict", map[string]any{"validate_doc_update": vdu}, nil); st != http.StatusCreated {
 		t.Fatalf("design doc: %d", st)
 	}
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	synctest.PutDocs(t, db, "ok", 500)
 	for i := range 7 {
 		synctest.Put(t, db, fmt.Sprintf("bad%d", i), "", `{"bad":true}`)
@@ -357,7 +359,7 @@ func TestSupervisorCoalescesEvents(t *testing.T) {
 	if err := sup.Start(synctest.Ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	synctest.Eventually(t, "the push to end", func() bool { return sup.Results() != nil })
+	testutil.Eventually(t, "the push to end", func() bool { return sup.Results() != nil })
 	close(gate)
 	if err := sup.Wait(); err != nil {
 		t.Fatal(err)
@@ -402,7 +404,7 @@ func TestSupervisorCoalescesEvents(t *testing.T) {
 // reported once; Start runs it again.
 func TestSupervisorPermanentError(t *testing.T) {
 	h := startHub(t)
-	db := synctest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	var log eventLog
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{
 		Local: synctest.Local(db), Remote: synctest.Remote(t, h.url("missing"), nil), Direction: sync.Pull,
@@ -430,7 +432,7 @@ func TestSupervisorPermanentError(t *testing.T) {
 	if errs != 1 {
 		t.Fatalf("%d error events, want 1", errs)
 	}
-	synctest.HTTP(t, "PUT", h.url("missing"), nil, nil)
+	testutil.DoJSON(context.Background(), t, "PUT", h.url("missing"), nil, nil)
 	if err := sup.Start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -62,7 +59,7 @@ func TestServeDirCreates(t *testing.T) {
 	}
 
 	// PouchDB's first sync creates the remote database.
-	out := pouchScript(t, "pouchdb-sync-new.js", root+"/pouchnew", "20")
+	out := testpeer.NodeScript(t, 90*time.Second, "cli/pouchdb-sync-new.js", root+"/pouchnew", "20")
 	var res struct {
 		DocCount int `json:"doc_count"`
 	}
@@ -72,33 +69,6 @@ func TestServeDirCreates(t *testing.T) {
 	if got := getBody(t, root+"/_all_dbs"); got != `["pouchnew","pushed"]`+"\n" {
 		t.Errorf("_all_dbs = %s", got)
 	}
-}
-
-// pouchScript runs a node script of testdata/cli, failing the test when
-// node or the npm packages are missing.
-func pouchScript(t *testing.T, script string, args ...string) []byte {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("node is not installed: %v", err)
-	}
-	root := testpeer.RepoRoot(t)
-	for _, pkg := range []string{"pouchdb-node", "pouchdb-adapter-memory"} {
-		if _, err := os.Stat(filepath.Join(root, "node_modules", pkg)); err != nil {
-			t.Fatalf("npm package %s is missing (run `npm ci` at the repository root): %v", pkg, err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, append([]string{filepath.Join(root, "testdata", "cli", script)}, args...)...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "NODE_PATH="+filepath.Join(root, "node_modules"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("node %s: %v\nstderr:\n%s", script, err, stderr.String())
-	}
-	return stdout.Bytes()
 }
 
 // TestServeCORS: the --cors-* flags turn on CouchDB's [cors] behaviour;

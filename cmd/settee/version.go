@@ -6,6 +6,8 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+
+	"github.com/settee/settee/internal/buildinfo"
 )
 
 // version is set at build time:
@@ -40,22 +42,8 @@ func versionString() string {
 	if m := bi.Main.Version; m != "" && m != "(devel)" && m != v {
 		extra = append(extra, m)
 	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		extra = append(extra, rev+dirty)
+	if rev := buildinfo.Revision(12, "+dirty"); rev != "" {
+		extra = append(extra, rev)
 	}
 	extra = append(extra, bi.GoVersion)
 	return v + " (" + strings.Join(extra, ", ") + ")"

@@ -17,7 +17,7 @@ func BenchmarkReadChanges(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n := 0
-		if _, err := ReadChanges(bytes.NewReader(data), func(*couchdoc.Change) error { n++; return nil }); err != nil || n != rows {
+		if _, _, err := ReadChangesPending(bytes.NewReader(data), func(*couchdoc.Change) error { n++; return nil }); err != nil || n != rows {
 			b.Fatal(err, n)
 		}
 	}

@@ -45,8 +45,8 @@ func TestEndlessValuesAreBounded(t *testing.T) {
 		read   func(r io.Reader) error
 		max    int64
 	}{
-		"changes row":          {`{"results":[{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
-		"changes extra member": {`{"junk":"`, func(r io.Reader) error { _, err := ReadChanges(r, noRows); return err }, MaxChangesRow},
+		"changes row":          {`{"results":[{"seq":1,"id":"`, func(r io.Reader) error { _, _, err := ReadChangesPending(r, noRows); return err }, MaxChangesRow},
+		"changes extra member": {`{"junk":"`, func(r io.Reader) error { _, _, err := ReadChangesPending(r, noRows); return err }, MaxChangesRow},
 		"continuous row":       {`{"seq":1,"id":"`, func(r io.Reader) error { _, err := ReadContinuousChanges(r, noRows); return err }, MaxChangesRow},
 		"bulk_get doc":         {`{"results":[{"id":"x","docs":[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadBulkGet(r, noDocs) }, MaxJSONPart},
 		"open_revs doc":        {`[{"ok":{"_id":"x","_rev":"1-a","big":"`, func(r io.Reader) error { return ReadOpenRevsJSON(r, noDocs) }, MaxJSONPart},
@@ -68,7 +68,7 @@ func TestEndlessValuesAreBounded(t *testing.T) {
 		rows = append(rows, `{"seq":1,"id":"`+strings.Repeat("x", 1000)+`","changes":[{"rev":"1-a"}]}`)
 	}
 	n := 0
-	if _, err := ReadChanges(strings.NewReader(`{"results":[`+strings.Join(rows, ",")+`],"last_seq":1}`), func(*couchdoc.Change) error { n++; return nil }); err != nil || n != 2000 {
+	if _, _, err := ReadChangesPending(strings.NewReader(`{"results":[`+strings.Join(rows, ",")+`],"last_seq":1}`), func(*couchdoc.Change) error { n++; return nil }); err != nil || n != 2000 {
 		t.Fatalf("a 2 MB feed of small rows: %d rows, %v", n, err)
 	}
 }

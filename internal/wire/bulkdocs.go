@@ -73,23 +73,3 @@ func ParseRevsDiff(data []byte) (map[string]couchdoc.RevsDiffResult, error) {
 	}
 	return m, nil
 }
-
-// ParseRevsDiffRequest parses the body of POST /{db}/_revs_diff,
-// {"id": ["rev", ...]}, checking every rev id.
-func ParseRevsDiffRequest(data []byte) (map[string][]string, error) {
-	var m map[string][]string
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, malformed("_revs_diff request", err)
-	}
-	if m == nil {
-		return nil, malformedf("_revs_diff request", "not an object")
-	}
-	for _, revs := range m {
-		for _, rev := range revs {
-			if _, _, err := couchdoc.ParseRev(rev); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return m, nil
-}

@@ -13,20 +13,13 @@ import (
 // stops the feed and is returned as is.
 type ChangesFunc func(*couchdoc.Change) error
 
-// ReadChanges streams a normal or longpoll changes feed,
+// ReadChangesPending streams a normal or longpoll changes feed,
 // {"results": [row, ...], "last_seq": seq, "pending": n}, decoding one row
-// at a time, and returns last_seq (opaque: a JSON number or string). A body
-// without last_seq is a *MalformedError; a body cut short gives an error
-// matching io.ErrUnexpectedEOF.
-func ReadChanges(r io.Reader, fn ChangesFunc) (lastSeq json.RawMessage, err error) {
-	lastSeq, _, err = ReadChangesPending(r, fn)
-	return lastSeq, err
-}
-
-// ReadChangesPending is ReadChanges that also returns the feed's
-// "pending", the number of changes after last_seq that CouchDB (and
-// settee serve) report; -1 when the body has none or it is not a
-// non-negative integer.
+// at a time, and returns last_seq (opaque: a JSON number or string) and
+// "pending", the number of changes after last_seq that CouchDB (and settee
+// serve) report; -1 when the body has none or it is not a non-negative
+// integer. A body without last_seq is a *MalformedError; a body cut short
+// gives an error matching io.ErrUnexpectedEOF.
 //
 // The feed is read with jsonStream, as _bulk_get answers are: each row's
 // members are checked as they are decoded, but a row's "doc" is handed

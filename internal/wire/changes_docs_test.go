@@ -48,17 +48,17 @@ func TestReadChangesDocs(t *testing.T) {
 		`{"results":[{"seq":1,"id":"a","changes":[]}],"last_seq":1,"pending":[}`,
 		`{"results":[{"seq":1,"id":"a","changes":[]} {"seq":2}],"last_seq":1}`,
 	} {
-		_, err := ReadChanges(strings.NewReader(bad), func(*couchdoc.Change) error { return nil })
+		_, _, err := ReadChangesPending(strings.NewReader(bad), func(*couchdoc.Change) error { return nil })
 		if !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v, want malformed", bad, err)
 		}
 	}
-	_, err = ReadChanges(strings.NewReader(body[:len(body)/2]), func(*couchdoc.Change) error { return nil })
+	_, _, err = ReadChangesPending(strings.NewReader(body[:len(body)/2]), func(*couchdoc.Change) error { return nil })
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("cut in a doc: %v", err)
 	}
 	// An error body is the peer's error.
-	_, err = ReadChanges(strings.NewReader(`{"error":"unauthorized","reason":"no"}`), func(*couchdoc.Change) error { return nil })
+	_, _, err = ReadChangesPending(strings.NewReader(`{"error":"unauthorized","reason":"no"}`), func(*couchdoc.Change) error { return nil })
 	if !errors.Is(err, couchdoc.ErrUnauthorized) {
 		t.Errorf("error body: %v", err)
 	}
@@ -75,7 +75,7 @@ func BenchmarkReadChangesDocs(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n := 0
-		_, err := ReadChanges(bytes.NewReader(data), func(c *couchdoc.Change) error {
+		_, _, err := ReadChangesPending(bytes.NewReader(data), func(c *couchdoc.Change) error {
 			if _, err := couchdoc.ParseDoc(c.Doc); err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -49,22 +48,4 @@ func ParseError(status int, body []byte) *couchdoc.Error {
 		reason = reason[:200] + "..."
 	}
 	return couchdoc.FromBody(status, name, reason)
-}
-
-// MarshalError returns the HTTP status and CouchDB error body for err: the
-// *couchdoc.Error in its chain, else 500 unknown_error.
-func MarshalError(err error) (status int, body []byte) {
-	var ce *couchdoc.Error
-	b := ErrorBody{Error: "unknown_error", Reason: err.Error()}
-	status = http.StatusInternalServerError
-	if errors.As(err, &ce) {
-		b = ErrorBody{Error: ce.Name, Reason: ce.Reason}
-		if ce.Status != 0 {
-			status = ce.Status
-		} else {
-			status = couchdoc.StatusOf(ce)
-		}
-	}
-	body, _ = json.Marshal(b)
-	return status, body
 }

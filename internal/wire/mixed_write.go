@@ -44,9 +44,6 @@ func (m *MixedWriter) ContentType() string {
 	return TypeMixed + `; boundary="` + m.boundary + `"`
 }
 
-// Boundary returns the multipart boundary.
-func (m *MixedWriter) Boundary() string { return m.boundary }
-
 func (m *MixedWriter) delim() string {
 	if m.parts == 0 {
 		return "--" + m.boundary + "\r\n"

@@ -144,16 +144,10 @@ func quote(s string) string {
 	return b.String()
 }
 
-// Boundary returns the multipart boundary.
-func (r *Related) Boundary() string { return r.boundary }
-
 // ContentType returns the Content-Type header value of the body.
 func (r *Related) ContentType() string {
 	return TypeRelated + `; boundary="` + r.boundary + `"`
 }
-
-// JSON returns the document part (with "follows" stubs).
-func (r *Related) JSON() []byte { return r.json }
 
 // Len returns the exact length of the body WriteTo writes, for a
 // Content-Length header.

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -153,16 +155,16 @@ func run(t *testing.T, e env, sc scenario, killed int) figures {
 	name := fmt.Sprintf("settee_cluster_%s_%d", strings.ReplaceAll(sc.name, "/", "_"), time.Now().UnixNano()%1e9)
 	name = strings.ReplaceAll(name, "-", "_")
 	admin := e.nodes[0] + "/" + name
-	if st := rtest.DoJSON(ctx, t, "PUT", admin, nil, nil); st != http.StatusCreated && st != http.StatusAccepted {
+	if st := testutil.DoJSON(ctx, t, "PUT", admin, nil, nil); st != http.StatusCreated && st != http.StatusAccepted {
 		t.Fatalf("create %s: %d", name, st)
 	}
-	t.Cleanup(func() { rtest.DoJSON(context.Background(), t, "DELETE", admin, nil, nil) })
+	t.Cleanup(func() { testutil.DoJSON(context.Background(), t, "DELETE", admin, nil, nil) })
 	bal := rtest.NewBalancer(t, e.nodes)
 	remoteURL := bal.URL(t, e.nodes[0]) + "/" + name
 	if sc.pinned {
 		remoteURL = e.nodes[killed] + "/" + name
 	}
-	local := rtest.OpenStore(t, "local")
+	local := localdbtest.OpenNamed(t, "local", nil)
 	rng := rand.New(rand.NewSource(int64(len(sc.name))))
 
 	// The documents, a few generations deep with conflicts; in sync mode

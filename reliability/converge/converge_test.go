@@ -23,7 +23,9 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/server/servertest"
 	"github.com/settee/settee/sync"
@@ -124,7 +126,7 @@ func converge(t *testing.T, sd int64, hubURL string) {
 	}
 	devs := make([]device, devices)
 	for i := range devs {
-		db := rtest.OpenStore(t, fmt.Sprintf("dev%d", i))
+		db := localdbtest.OpenNamed(t, fmt.Sprintf("dev%d", i), nil)
 		devs[i] = device{db: db, peer: localpeer.New(db)}
 	}
 	ids := make([]string, 12)
@@ -288,7 +290,7 @@ func hubWinners(ctx context.Context, t *testing.T, hubURL string, ids []string) 
 			Rev       string   `json:"_rev"`
 			Conflicts []string `json:"_conflicts"`
 		}
-		st := rtest.GetJSON(ctx, t, hubURL+"/"+rtest.EscapeID(id)+"?conflicts=true", &d)
+		st := testutil.DoJSON(ctx, t, "GET", hubURL+"/"+rtest.EscapeID(id)+"?conflicts=true", nil, &d)
 		switch st {
 		case 404:
 			fmt.Fprintf(&b, "%s: none\n", id)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -41,7 +42,7 @@ func TestContinuousThroughClusterFaults(t *testing.T) {
 func clusterFaults(t *testing.T, pouch *rtest.Pouch, seed int64, dir string) {
 	ctx := ctxFor(t, 90*time.Second)
 	rng := rand.New(rand.NewSource(seed))
-	r := &rig{local: rtest.OpenStore(t, "local"), direct: pouch.CreateDB(t, fmt.Sprintf("cl-%s-%d", dir, seed))}
+	r := &rig{local: localdbtest.OpenNamed(t, "local", nil), direct: pouch.CreateDB(t, fmt.Sprintf("cl-%s-%d", dir, seed))}
 	r.fp = rtest.NewFaultProxy(t, r.direct, seed)
 	faulty, err := couch.New(r.fp.URL, &couch.Options{Timeout: 3 * time.Second})
 	if err != nil {

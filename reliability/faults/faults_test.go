@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -94,7 +95,7 @@ type rig struct {
 
 func newRig(t *testing.T, pouch *rtest.Pouch, seed int64, sc scenario) *rig {
 	name := fmt.Sprintf("db-%d-%d", seed, time.Now().UnixNano()%1e6)
-	r := &rig{local: rtest.OpenStore(t, "local"), direct: pouch.CreateDB(t, name)}
+	r := &rig{local: localdbtest.OpenNamed(t, "local", nil), direct: pouch.CreateDB(t, name)}
 	r.fp = rtest.NewFaultProxy(t, r.direct, seed)
 	r.toxi = rtest.NewToxi(t, r.fp.URL)
 	to := sc.timeout

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -28,7 +29,7 @@ func TestGzipCorruptionNotApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local := rtest.OpenStore(t, "local")
+	local := localdbtest.OpenNamed(t, "local", nil)
 	opts := replOpts(remote, localpeer.New(local))
 	opts.Retries = 1
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -39,7 +40,7 @@ func TestContinuousSurvivesOneBadAnswer(t *testing.T) {
 func continuousWithOneFault(t *testing.T, pouch *rtest.Pouch, kind rtest.Kind, path string, pull bool) {
 	ctx := ctxFor(t, 60*time.Second)
 	rng := rand.New(rand.NewSource(int64(len(path))))
-	local := rtest.OpenStore(t, "local")
+	local := localdbtest.OpenNamed(t, "local", nil)
 	dbURL := pouch.CreateDB(t, fmt.Sprintf("one-%d", time.Now().UnixNano()%1e9))
 	fp := rtest.NewFaultProxy(t, dbURL, 1)
 	remote, err := couch.New(fp.URL, &couch.Options{Retries: -1, Timeout: 10 * time.Second})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -27,7 +28,7 @@ func TestServerRestartLosesData(t *testing.T) {
 			rtest.Count.Scenarios.Add(1)
 			ctx := ctxFor(t, 120*time.Second)
 			rng := rand.New(rand.NewSource(int64(len(dir))))
-			local := rtest.OpenStore(t, "local")
+			local := localdbtest.OpenNamed(t, "local", nil)
 			dbURL := pouch.CreateDB(t, "restart-"+dir)
 			remote, err := couch.New(dbURL, &couch.Options{Timeout: 3 * time.Second, Retries: 2, BackoffBase: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
@@ -88,7 +89,7 @@ func pullWithin(t *testing.T, f http.Handler, d time.Duration) (*localdb.DB, *sy
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := rtest.OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	res, err := sync.Replicate(ctx, sync.Options{Source: remote, Target: localpeer.New(db), Retries: 1, RetryDelay: time.Millisecond})

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
-	"github.com/settee/settee/localdb/localdbtest"
 )
 
 // TrickyIDs are document ids that break naive URL building.
@@ -170,13 +170,6 @@ func WriteRemote(ctx context.Context, t testing.TB, dbURL string, docs []*couchd
 	}
 }
 
-// OpenStore opens a fresh store in a temporary directory; the cleanup checks
-// its invariants and closes it.
-func OpenStore(t testing.TB, name string) *localdb.DB {
-	t.Helper()
-	return localdbtest.OpenNamed(t, name, nil)
-}
-
 // RemoteUpdateSeq returns a remote database's update_seq as an integer
 // (pouchdb-server and our server use integers).
 func RemoteUpdateSeq(ctx context.Context, t testing.TB, dbURL string) int64 {
@@ -184,12 +177,12 @@ func RemoteUpdateSeq(ctx context.Context, t testing.TB, dbURL string) int64 {
 	var info struct {
 		UpdateSeq json.RawMessage `json:"update_seq"`
 	}
-	if st := GetJSON(ctx, t, dbURL, &info); st != 200 {
-		t.Fatalf("info %s: status %d", Redact(dbURL), st)
+	if st := testutil.DoJSON(ctx, t, "GET", dbURL, nil, &info); st != 200 {
+		t.Fatalf("info %s: status %d", testutil.Redact(dbURL), st)
 	}
 	var n int64
 	if err := json.Unmarshal(info.UpdateSeq, &n); err != nil {
-		t.Fatalf("info %s: update_seq %s is not an integer", Redact(dbURL), info.UpdateSeq)
+		t.Fatalf("info %s: update_seq %s is not an integer", testutil.Redact(dbURL), info.UpdateSeq)
 	}
 	return n
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 )
 
@@ -42,8 +43,8 @@ func RemoteLeaves(ctx context.Context, t testing.TB, dbURL string) Leaves {
 			} `json:"changes"`
 		} `json:"results"`
 	}
-	if st := GetJSON(ctx, t, dbURL+"/_changes?style=all_docs", &feed); st != http.StatusOK {
-		t.Fatalf("leaves of %s: changes: status %d", Redact(dbURL), st)
+	if st := testutil.DoJSON(ctx, t, "GET", dbURL+"/_changes?style=all_docs", nil, &feed); st != http.StatusOK {
+		t.Fatalf("leaves of %s: changes: status %d", testutil.Redact(dbURL), st)
 	}
 	out := Leaves{}
 	for _, r := range feed.Results {

@@ -1,17 +1,16 @@
 package rtest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os/exec"
-	gosync "sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 )
 
 // Pouch is a pouchdb-server in memory on a fixed loopback port that can be
@@ -21,26 +20,7 @@ type Pouch struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
-	out  *syncBuffer
-}
-
-// syncBuffer is the server's output: written by exec's copying goroutine,
-// read by failure messages while the server may still write.
-type syncBuffer struct {
-	mu gosync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out  *testutil.SyncBuffer
 }
 
 // StartPouch starts a pouchdb-server; it is killed when the test ends.
@@ -57,7 +37,7 @@ func (p *Pouch) start(t testing.TB) {
 	t.Helper()
 	bin := testpeer.NodeBin(t, "pouchdb-server")
 	for attempt := 0; attempt < 50; attempt++ {
-		p.out = &syncBuffer{}
+		p.out = &testutil.SyncBuffer{}
 		p.cmd = testpeer.PouchDBCommand(t, bin, p.port)
 		p.cmd.Dir = p.dir
 		p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -111,7 +91,7 @@ func (p *Pouch) Restart(t testing.TB) {
 func (p *Pouch) CreateDB(t testing.TB, name string) string {
 	t.Helper()
 	u := p.URL + "/" + name
-	if st := DoJSON(context.Background(), t, http.MethodPut, u, nil, nil); st != 201 && st != 200 {
+	if st := testutil.DoJSON(context.Background(), t, http.MethodPut, u, nil, nil); st != 201 && st != 200 {
 		t.Fatalf("create %s: status %d", name, st)
 	}
 	return u

@@ -12,7 +12,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -21,6 +20,8 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
 )
 
@@ -232,8 +233,8 @@ func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 			} `json:"changes"`
 		} `json:"results"`
 	}
-	if st := GetJSON(ctx, t, dbURL+"/_changes?style=all_docs", &feed); st != 200 {
-		t.Fatalf("snapshot %s: changes: status %d", Redact(dbURL), st)
+	if st := testutil.DoJSON(ctx, t, "GET", dbURL+"/_changes?style=all_docs", nil, &feed); st != 200 {
+		t.Fatalf("snapshot %s: changes: status %d", testutil.Redact(dbURL), st)
 	}
 	snap := Snapshot{}
 	for _, r := range feed.Results {
@@ -244,14 +245,14 @@ func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 		rj, _ := json.Marshal(revs)
 		u := dbURL + "/" + EscapeID(r.ID) + "?revs=true&attachments=true&open_revs=" + url.QueryEscape(string(rj))
 		var raw []map[string]json.RawMessage
-		if st := GetJSON(ctx, t, u, &raw); st != 200 {
-			t.Fatalf("snapshot %s: open_revs %q: status %d", Redact(dbURL), r.ID, st)
+		if st := testutil.DoJSON(ctx, t, "GET", u, nil, &raw); st != 200 {
+			t.Fatalf("snapshot %s: open_revs %q: status %d", testutil.Redact(dbURL), r.ID, st)
 		}
 		leaves := map[string]Rev{}
 		for _, entry := range raw {
 			okRaw, ok := entry["ok"]
 			if !ok {
-				t.Fatalf("snapshot %s: leaf of %q listed by the feed but missing: %s", Redact(dbURL), r.ID, entry["missing"])
+				t.Fatalf("snapshot %s: leaf of %q listed by the feed but missing: %s", testutil.Redact(dbURL), r.ID, entry["missing"])
 			}
 			var d remoteDoc
 			if err := json.Unmarshal(okRaw, &d); err != nil {
@@ -282,59 +283,6 @@ func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 
 // EscapeID escapes a document id for a URL path: wire.EscapeDocID.
 func EscapeID(id string) string { return wire.EscapeDocID(id) }
-
-// GetJSON does a GET with Accept: application/json and decodes a 200 answer.
-func GetJSON(ctx context.Context, t testing.TB, u string, out any) int {
-	t.Helper()
-	return DoJSON(ctx, t, http.MethodGet, u, nil, out)
-}
-
-// DoJSON does one request with a JSON body (when not nil) and decodes a 2xx
-// answer into out (when not nil). It returns the status.
-func DoJSON(ctx context.Context, t testing.TB, method, u string, body, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, Redact(u), err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read: %v", method, Redact(u), err)
-	}
-	if out != nil && resp.StatusCode/100 == 2 {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: decode: %v: %.200s", method, Redact(u), err, data)
-		}
-	}
-	return resp.StatusCode
-}
-
-// Redact drops the userinfo of a URL for messages.
-func Redact(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "<bad url>"
-	}
-	p.User = nil
-	return p.String()
-}
 
 var _ = couchdoc.ErrNotFound
 
@@ -375,7 +323,7 @@ func RemoteWinners(ctx context.Context, t testing.TB, dbURL string, ids []string
 			} `json:"value"`
 		} `json:"rows"`
 	}
-	if st := DoJSON(ctx, t, "POST", dbURL+"/_all_docs", map[string]any{"keys": ids}, &res); st != http.StatusOK {
+	if st := testutil.DoJSON(ctx, t, "POST", dbURL+"/_all_docs", map[string]any{"keys": ids}, &res); st != http.StatusOK {
 		t.Fatalf("POST _all_docs: %d", st)
 	}
 	for _, r := range res.Rows {

@@ -14,7 +14,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/settee/settee/internal/wire"
 	"io"
 	"log/slog"
 	"math/rand"
@@ -32,7 +31,10 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/reliability/rtest"
 	"github.com/settee/settee/server"
 	"github.com/settee/settee/server/servertest"
@@ -107,7 +109,7 @@ func TestTLSVerifiedByDefault(t *testing.T) {
 	rtest.Count.Scenarios.Add(1)
 	hub := servertest.Start(t, nil)
 	dbURL := hub.CreateDB(t, "tls")
-	rtest.DoJSON(ctx(t), t, http.MethodPut, dbURL+"/doc1", map[string]any{"v": 1}, nil)
+	testutil.DoJSON(ctx(t), t, http.MethodPut, dbURL+"/doc1", map[string]any{"v": 1}, nil)
 	front, ca := tlsFront(t, hub.URL)
 
 	t.Run("library", func(t *testing.T) {
@@ -127,7 +129,7 @@ func TestTLSVerifiedByDefault(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		local := rtest.OpenStore(t, "local")
+		local := localdbtest.OpenNamed(t, "local", nil)
 		if _, err := sync.Replicate(ctx(t), sync.Options{Source: db, Target: localpeer.New(local)}); err != nil {
 			t.Fatalf("pull over TLS with the CA file: %v", err)
 		}
@@ -183,7 +185,7 @@ func TestCredentialsNeverLeak(t *testing.T) {
 		}
 		fmt.Fprintf(&seen, "%+v %v\n", v, v)
 	}
-	local := rtest.OpenStore(t, "local")
+	local := localdbtest.OpenNamed(t, "local", nil)
 	rtest.WriteLocal(ctx(t), t, local, rtest.Gen(rand.New(rand.NewSource(1)), "d", 20, false, false))
 	run := func(rawURL string) {
 		remote, err := couch.New(rawURL, &couch.Options{Retries: 1, BackoffBase: time.Millisecond, Timeout: 2 * time.Second,
@@ -380,7 +382,7 @@ func TestServerRefusals(t *testing.T) {
 			DocCount  int64           `json:"doc_count"`
 			UpdateSeq json.RawMessage `json:"update_seq"`
 		}
-		rtest.GetJSON(ctx(t), t, dbURL, &info)
+		testutil.DoJSON(ctx(t), t, "GET", dbURL, nil, &info)
 		if info.DocCount != 0 || string(info.UpdateSeq) != "0" {
 			t.Errorf("refused bodies changed the database: %+v", info)
 		}
@@ -394,7 +396,7 @@ func TestEscapingInURLs(t *testing.T) {
 	rtest.Count.Scenarios.Add(1)
 	ids := append([]string{"_design/a b/c"}, rtest.TrickyIDs...)
 	names := []string{"../up.txt", "a/b.txt", "%2F.txt", "q?x=1#f.txt", "sp ace+plus.txt", "ü✓.txt"}
-	local := rtest.OpenStore(t, "local")
+	local := localdbtest.OpenNamed(t, "local", nil)
 	for i, id := range ids {
 		doc := &couchdoc.Doc{ID: id, Body: json.RawMessage(`{"v":1}`), Attachments: map[string]*couchdoc.Attachment{}}
 		name := names[i%len(names)]

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 )
 
@@ -84,10 +86,10 @@ func testPull(t *testing.T, newDB Factory) {
 	for i := range 120 {
 		docs = append(docs, map[string]any{"_id": fmt.Sprintf("p%03d", i), "n": i})
 	}
-	if st := HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	res := replicate(t, sync.Options{Source: Remote(t, u, nil), Target: Local(db), BatchSize: 50})
 	if res.Stats.DocsWritten != 120 || res.Stats.DocWriteFailures != 0 {
 		t.Fatalf("stats %+v", res.Stats)
@@ -104,7 +106,7 @@ func testPull(t *testing.T, newDB Factory) {
 
 func testPush(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	PutDocs(t, db, "d", 130)
 	res := replicate(t, sync.Options{Source: Local(db), Target: Remote(t, u, nil), BatchSize: 40})
 	if res.Stats.DocsWritten != 130 {
@@ -122,7 +124,7 @@ func testPush(t *testing.T, newDB Factory) {
 
 func testSync(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	PutDocs(t, a, "a", 30)
 	PutDocs(t, b, "b", 20)
 	syncBoth(t, Local(a), Remote(t, u, nil))
@@ -161,7 +163,7 @@ func leaves(t testing.TB, db *localdb.DB, id string) (string, []string) {
 
 func testConflicts(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	r1 := Put(t, a, "doc", "", `{"v":0}`)
 	syncBoth(t, Local(a), Remote(t, u, nil))
 	syncBoth(t, Local(b), Remote(t, u, nil))
@@ -185,7 +187,7 @@ func testConflicts(t *testing.T, newDB Factory) {
 
 func testDeletions(t *testing.T, newDB Factory, caps Caps) {
 	u := newDB(t)
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	r := Put(t, db, "gone", "", `{"x":1}`)
 	Put(t, db, "remote-gone", "", `{"x":2}`)
 	syncBoth(t, Local(db), Remote(t, u, nil))
@@ -193,7 +195,7 @@ func testDeletions(t *testing.T, newDB Factory, caps Caps) {
 		t.Fatal(err)
 	}
 	rd, _ := RemoteGet(t, u, "remote-gone")
-	if st := HTTP(t, "DELETE", u+"/remote-gone?rev="+rd.Rev, nil, nil); st != 200 {
+	if st := testutil.DoJSON(context.Background(), t, "DELETE", u+"/remote-gone?rev="+rd.Rev, nil, nil); st != 200 {
 		t.Fatalf("remote delete: %d", st)
 	}
 	syncBoth(t, Local(db), Remote(t, u, nil))
@@ -211,10 +213,10 @@ func testDeletions(t *testing.T, newDB Factory, caps Caps) {
 
 func testFilterDocIDs(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	src := OpenStore(t, "src")
+	src := localdbtest.OpenNamed(t, "src", nil)
 	PutDocs(t, src, "f", 20)
 	replicate(t, sync.Options{Source: Local(src), Target: Remote(t, u, nil)})
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	res := replicate(t, sync.Options{Source: Remote(t, u, nil), Target: Local(db), DocIDs: []string{"f00003", "f00011"}})
 	info, _ := db.Info(context.Background())
 	if res.Stats.DocsWritten != 2 || info.DocCount != 2 {
@@ -227,7 +229,7 @@ func testFilterDocIDs(t *testing.T, newDB Factory) {
 
 func testFilterSelector(t *testing.T, newDB Factory, caps Caps) {
 	u := newDB(t)
-	src := OpenStore(t, "src")
+	src := localdbtest.OpenNamed(t, "src", nil)
 	PutDocs(t, src, "s", 20) // type t0 for even i, t1 for odd
 	sel := json.RawMessage(`{"type":"t1"}`)
 	// Push with a selector (matched by the local store).
@@ -240,7 +242,7 @@ func testFilterSelector(t *testing.T, newDB Factory, caps Caps) {
 	}
 	// Push everything to the remote, then pull back with a selector.
 	replicate(t, sync.Options{Source: Local(src), Target: Remote(t, u, nil)})
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	res = replicate(t, sync.Options{Source: Remote(t, u, nil), Target: Local(db), Selector: json.RawMessage(`{"type":"t0"}`)})
 	info, _ := db.Info(context.Background())
 	if res.Stats.DocsWritten != 10 || info.DocCount != 10 {
@@ -253,7 +255,7 @@ func testFilterSelector(t *testing.T, newDB Factory, caps Caps) {
 // with no live conflict left.
 func testDeleteVsEdit(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	r1 := Put(t, a, "doc", "", `{"v":0}`)
 	syncBoth(t, Local(a), Remote(t, u, nil))
 	syncBoth(t, Local(b), Remote(t, u, nil))

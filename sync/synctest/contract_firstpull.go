@@ -11,7 +11,9 @@ import (
 	gosync "sync"
 	"testing"
 
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 )
@@ -102,13 +104,13 @@ func testFirstPull(t *testing.T, newDB Factory) {
 		d["_attachments"] = map[string]any{"a.txt": map[string]any{"content_type": "text/plain", "data": "aGVsbG8="}}
 		docs = append(docs, d)
 	}
-	if st := HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
 
 	rec := &feedRecorder{}
 	src := remoteVia(t, u, rec)
-	db := OpenStore(t, "first")
+	db := localdbtest.OpenNamed(t, "first", nil)
 	res := replicate(t, sync.Options{Source: src, Target: Local(db), BatchSize: 100})
 	if want := 10 + 2*5 + 3; rec.bulkItems != want {
 		t.Fatalf("_bulk_get asked for %d revisions, want %d (the ones the feed does not carry)", rec.bulkItems, want)
@@ -150,12 +152,12 @@ func testFirstPull(t *testing.T, newDB Factory) {
 	for i := range 60 {
 		docs = append(docs, seedRev(fmt.Sprintf("h-%03d", i), false, map[string]any{"n": i}, hexID(8, i), hexID(9, i)))
 	}
-	if st := HTTP(t, "POST", u2+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u2+"/_bulk_docs", map[string]any{"new_edits": false, "docs": docs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
 	rec2 := &feedRecorder{}
 	src2 := remoteVia(t, u2, rec2)
-	res = replicate(t, sync.Options{Source: src2, Target: Local(OpenStore(t, "heavy")), BatchSize: 20})
+	res = replicate(t, sync.Options{Source: src2, Target: Local(localdbtest.OpenNamed(t, "heavy", nil)), BatchSize: 20})
 	n := 0
 	for _, w := range rec2.withDocs {
 		if w {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/localpeer"
 )
@@ -91,7 +92,7 @@ func sameStores(t testing.TB, a, b *localdb.DB) {
 func testLazyAttachments(t *testing.T, newDB Factory, caps Caps) {
 	ctx := Ctx(t)
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	rng := rand.New(rand.NewPCG(3, 4))
 	big, huge := make([]byte, 300<<10), make([]byte, 200<<10)
 	for i := range big {
@@ -167,7 +168,7 @@ func testLazyAttachments(t *testing.T, newDB Factory, caps Caps) {
 	}
 
 	// LazyOver: small bodies come, large ones stay behind.
-	d := OpenStore(t, "d")
+	d := localdbtest.OpenNamed(t, "d", nil)
 	replicate(t, sync.Options{Source: Remote(t, u, nil), Target: Local(d), Attachments: sync.LazyOver(1000)})
 	wantBytes(t, d, "photos", "note.txt", note)
 	wantMissing(t, d, "photos", "huge.bin")
@@ -233,7 +234,7 @@ func testLazyAttachments(t *testing.T, newDB Factory, caps Caps) {
 	if res.Stats.DocWriteFailures != 0 || res.Stats.DocsWritten != 1 {
 		t.Fatalf("push after fetching: %+v", res.DocFailures)
 	}
-	c := OpenStore(t, "c")
+	c := localdbtest.OpenNamed(t, "c", nil)
 	replicate(t, sync.Options{Source: Remote(t, u2, nil), Target: Local(c)})
 	sameStores(t, b, c)
 	if err := c.CheckInvariants(ctx); err != nil {
@@ -291,7 +292,7 @@ func (b *cutAfter) Close() error { return b.rc.Close() }
 func testFetchResumes(t *testing.T, newDB Factory) {
 	ctx := Ctx(t)
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	data := make([]byte, 300<<10)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := range data {

@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 )
 
@@ -20,7 +22,7 @@ func seedRemote(t *testing.T, u string, n int) {
 		for i := start; i < min(n, start+500); i++ {
 			docs = append(docs, map[string]any{"_id": fmt.Sprintf("s%05d", i), "n": i})
 		}
-		if st := HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
+		if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
 			t.Fatalf("seed remote: %d", st)
 		}
 	}
@@ -38,7 +40,7 @@ func editRemote(t *testing.T, u string, n int) {
 		}
 		docs = append(docs, map[string]any{"_id": id, "_rev": d.Rev, "n": i, "edited": true})
 	}
-	if st := HTTP(t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", u+"/_bulk_docs", map[string]any{"docs": docs}, nil); st != 201 {
 		t.Fatalf("edit remote: %d", st)
 	}
 }
@@ -82,7 +84,7 @@ func testCloneFromSeed(t *testing.T, newDB Factory) {
 	const n, edited = 1500, 100
 	u := newDB(t)
 	seedRemote(t, u, n)
-	seed := OpenStore(t, "seed")
+	seed := localdbtest.OpenNamed(t, "seed", nil)
 	first := syncBoth(t, Local(seed), Remote(t, u, nil))
 	if first.Pull.Stats.DocsWritten != n {
 		t.Fatalf("seed pull: %+v", first.Pull.Stats)
@@ -122,7 +124,7 @@ func testCloneFromSeed(t *testing.T, newDB Factory) {
 		}
 		// The pull made progress, so it left its own checkpoint (a push
 		// with nothing to send may not write one).
-		if st := HTTP(t, "GET", u+"/_local/"+res.Pull.ReplicationID, nil, nil); st != 200 {
+		if st := testutil.DoJSON(context.Background(), t, "GET", u+"/_local/"+res.Pull.ReplicationID, nil, nil); st != 200 {
 			t.Errorf("clone %d: no checkpoint _local/%s on the remote (%d)", i, res.Pull.ReplicationID, st)
 		}
 		info, _ := c.Info(context.Background())
@@ -156,7 +158,7 @@ func testCloneFromSeed(t *testing.T, newDB Factory) {
 func testPurgeThenPull(t *testing.T, newDB Factory) {
 	u := newDB(t)
 	seedRemote(t, u, 3)
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	remote := Remote(t, u, nil)
 	syncBoth(t, Local(db), remote)
 	d, err := db.Get(context.Background(), "s00001", localdb.GetOptions{})

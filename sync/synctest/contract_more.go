@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 )
@@ -26,7 +28,7 @@ func digestOf(b []byte) string {
 
 func testAttachments(t *testing.T, newDB Factory, caps Caps) {
 	u := newDB(t)
-	a, b := OpenStore(t, "a"), OpenStore(t, "b")
+	a, b := localdbtest.OpenNamed(t, "a", nil), localdbtest.OpenNamed(t, "b", nil)
 	small := []byte("hello attachment")
 	// large streams on a pull into the store; medium is read into memory
 	// and written in a batch (localpeer's InlineAttachmentMax).
@@ -88,7 +90,7 @@ func testAttachments(t *testing.T, newDB Factory, caps Caps) {
 
 func testContinuous(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	r, err := sync.NewSync(Local(db), Remote(t, u, nil), sync.Options{Continuous: true, Heartbeat: 0})
 	if err != nil {
 		t.Fatal(err)
@@ -98,11 +100,11 @@ func testContinuous(t *testing.T, newDB Factory) {
 	}
 	defer r.Stop()
 	Put(t, db, "from-local", "", `{"x":1}`)
-	Eventually(t, "local change pushed", func() bool { _, st := RemoteGet(t, u, "from-local"); return st == 200 })
-	if st := HTTP(t, "PUT", u+"/from-remote", map[string]any{"y": 2}, nil); st != 201 {
+	testutil.Eventually(t, "local change pushed", func() bool { _, st := RemoteGet(t, u, "from-local"); return st == 200 })
+	if st := testutil.DoJSON(context.Background(), t, "PUT", u+"/from-remote", map[string]any{"y": 2}, nil); st != 201 {
 		t.Fatalf("remote put: %d", st)
 	}
-	Eventually(t, "remote change pulled", func() bool {
+	testutil.Eventually(t, "remote change pulled", func() bool {
 		_, err := db.Get(context.Background(), "from-remote", localdb.GetOptions{})
 		return err == nil
 	})
@@ -116,7 +118,7 @@ func testContinuous(t *testing.T, newDB Factory) {
 
 func testCancelResume(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	const n = 2000
 	PutDocs(t, db, "c", n)
 	ctx, cancel := context.WithCancel(Ctx(t))
@@ -152,7 +154,7 @@ func testCancelResume(t *testing.T, newDB Factory) {
 			} `json:"value"`
 		} `json:"rows"`
 	}
-	HTTP(t, "GET", u+"/_all_docs", nil, &all)
+	testutil.DoJSON(context.Background(), t, "GET", u+"/_all_docs", nil, &all)
 	for _, row := range all.Rows {
 		if gen, _, _ := couchdoc.ParseRev(row.Value.Rev); gen != 1 {
 			t.Fatalf("rev %s", row.Value.Rev)
@@ -172,10 +174,10 @@ func testCancelResume(t *testing.T, newDB Factory) {
 
 func testNoOpRequests(t *testing.T, newDB Factory) {
 	u := newDB(t)
-	src := OpenStore(t, "src")
+	src := localdbtest.OpenNamed(t, "src", nil)
 	PutDocs(t, src, "n", 600)
 	replicate(t, sync.Options{Source: Local(src), Target: Remote(t, u, nil)})
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	cnt := &Counter{}
 	first := replicate(t, sync.Options{Source: Remote(t, u, cnt), Target: Local(db)})
 	if first.Stats.DocsRead != 600 || first.Stats.DocsWritten != 600 {
@@ -198,7 +200,7 @@ func testNoOpRequests(t *testing.T, newDB Factory) {
 
 func testCreateTarget(t *testing.T, newDB Factory) {
 	u := newDB(t) + "-created"
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	PutDocs(t, db, "x", 3)
 	_, err := sync.Replicate(Ctx(t), sync.Options{Source: Local(db), Target: Remote(t, u, nil)})
 	var pe *sync.PeerError
@@ -232,7 +234,7 @@ func testOffline(t *testing.T, newDB Factory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db := OpenStore(t, "local")
+	db := localdbtest.OpenNamed(t, "local", nil)
 	r, err := sync.NewSync(Local(db), remote, sync.Options{Continuous: true, Retries: 1,
 		RetryDelay: 20 * time.Millisecond, MaxRetryDelay: 200 * time.Millisecond})
 	if err != nil {
@@ -243,16 +245,16 @@ func testOffline(t *testing.T, newDB Factory) {
 	}
 	defer r.Stop()
 	Put(t, db, "before", "", `{}`)
-	Eventually(t, "first doc pushed", func() bool { _, st := RemoteGet(t, u, "before"); return st == 200 })
+	testutil.Eventually(t, "first doc pushed", func() bool { _, st := RemoteGet(t, u, "before"); return st == 200 })
 	proxy.Down()
-	Eventually(t, "offline", func() bool { return r.Status().State == sync.StateOffline })
+	testutil.Eventually(t, "offline", func() bool { return r.Status().State == sync.StateOffline })
 	Put(t, db, "while-offline", "", `{}`)
-	if st := HTTP(t, "PUT", u+"/remote-while-offline", map[string]any{"x": 1}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "PUT", u+"/remote-while-offline", map[string]any{"x": 1}, nil); st != 201 {
 		t.Fatalf("remote put %d", st)
 	}
 	proxy.Up()
-	Eventually(t, "pushed after reconnect", func() bool { _, st := RemoteGet(t, u, "while-offline"); return st == 200 })
-	Eventually(t, "pulled after reconnect", func() bool {
+	testutil.Eventually(t, "pushed after reconnect", func() bool { _, st := RemoteGet(t, u, "while-offline"); return st == 200 })
+	testutil.Eventually(t, "pulled after reconnect", func() bool {
 		_, err := db.Get(context.Background(), "remote-while-offline", localdb.GetOptions{})
 		return err == nil
 	})

@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 )
 
@@ -202,7 +204,7 @@ func remoteLeaves(t testing.TB, dbURL, id string) ([]leafRev, string) {
 	var rows []struct {
 		OK map[string]any `json:"ok"`
 	}
-	if st := HTTP(t, "GET", dbURL+"/"+wire.EscapeDocID(id)+"?open_revs=all&revs=true", nil, &rows); st != 200 {
+	if st := testutil.DoJSON(context.Background(), t, "GET", dbURL+"/"+wire.EscapeDocID(id)+"?open_revs=all&revs=true", nil, &rows); st != 200 {
 		t.Fatalf("open_revs of %s: %d", id, st)
 	}
 	var out []leafRev
@@ -216,7 +218,7 @@ func remoteLeaves(t testing.TB, dbURL, id string) ([]leafRev, string) {
 			} `json:"value"`
 		} `json:"rows"`
 	}
-	if st := HTTP(t, "POST", dbURL+"/_all_docs", map[string]any{"keys": []string{id}}, &all); st != 200 || len(all.Rows) != 1 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", dbURL+"/_all_docs", map[string]any{"keys": []string{id}}, &all); st != 200 || len(all.Rows) != 1 {
 		t.Fatalf("_all_docs of %s: %d %+v", id, st, all)
 	}
 	win, err := couchdoc.CanonRev(all.Rows[0].Value.Rev)
@@ -289,10 +291,10 @@ func testRevIDs(t *testing.T, newDB Factory, caps Caps) {
 			seedDocs = append(seedDocs, e)
 		}
 	}
-	if st := HTTP(t, "POST", src+"/_bulk_docs", map[string]any{"new_edits": false, "docs": seedDocs}, nil); st != 201 {
+	if st := testutil.DoJSON(context.Background(), t, "POST", src+"/_bulk_docs", map[string]any{"new_edits": false, "docs": seedDocs}, nil); st != 201 {
 		t.Fatalf("seed: %d", st)
 	}
-	db := OpenStore(t, "revids")
+	db := localdbtest.OpenNamed(t, "revids", nil)
 	res := replicate(t, sync.Options{Source: Remote(t, src, nil), Target: Local(db), BatchSize: 16})
 	if res.Stats.DocWriteFailures != 0 {
 		t.Fatalf("pull: %+v", res.Stats)

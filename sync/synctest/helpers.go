@@ -6,11 +6,9 @@
 package synctest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/settee/settee/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
@@ -22,8 +20,9 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
-	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/sync"
 	"github.com/settee/settee/sync/couch"
 	"github.com/settee/settee/sync/localpeer"
@@ -127,13 +126,6 @@ func Remote(t testing.TB, dbURL string, cnt *Counter) sync.Peer {
 	return p
 }
 
-// OpenStore opens a fresh local store in a temporary directory and checks
-// its invariants when the test ends.
-func OpenStore(t testing.TB, name string) *localdb.DB {
-	t.Helper()
-	return localdbtest.OpenNamed(t, name, nil)
-}
-
 // Local returns the peer of a store.
 func Local(db *localdb.DB) sync.Peer { return localpeer.New(db) }
 
@@ -183,37 +175,6 @@ func Put(t testing.TB, db *localdb.DB, id, rev, body string) string {
 	return r
 }
 
-// HTTP does a plain request on the remote and decodes a JSON answer into
-// out (when not nil). It returns the status.
-func HTTP(t testing.TB, method, u string, body any, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	if out != nil {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil && resp.StatusCode < 300 {
-			t.Fatalf("%s %s: decode: %v", method, u, err)
-		}
-	}
-	return resp.StatusCode
-}
-
 // RemoteDocCount returns the remote's doc_count and doc_del_count.
 func RemoteDocCount(t testing.TB, dbURL string) (int64, int64) {
 	t.Helper()
@@ -221,7 +182,7 @@ func RemoteDocCount(t testing.TB, dbURL string) (int64, int64) {
 		DocCount    int64 `json:"doc_count"`
 		DocDelCount int64 `json:"doc_del_count"`
 	}
-	if st := HTTP(t, "GET", dbURL, nil, &info); st != 200 {
+	if st := testutil.DoJSON(context.Background(), t, "GET", dbURL, nil, &info); st != 200 {
 		t.Fatalf("GET %s: %d", dbURL, st)
 	}
 	return info.DocCount, info.DocDelCount
@@ -248,19 +209,6 @@ type Att struct {
 func RemoteGet(t testing.TB, dbURL, id string) (RemoteDoc, int) {
 	t.Helper()
 	var d RemoteDoc
-	st := HTTP(t, "GET", dbURL+"/"+wire.EscapeDocID(id)+"?conflicts=true", nil, &d)
+	st := testutil.DoJSON(context.Background(), t, "GET", dbURL+"/"+wire.EscapeDocID(id)+"?conflicts=true", nil, &d)
 	return d, st
-}
-
-// Eventually polls cond every 20 ms until it holds or a generous bound
-// passes; it fails the test with what when it never holds.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
