@@ -88,7 +88,7 @@ func (db *DB) Compact(ctx context.Context) error {
 		if _, err := w.tx.ExecContext(ctx, "DELETE FROM att_content WHERE digest NOT IN (SELECT digest FROM rev_atts)"); err != nil {
 			return err
 		}
-		// Kept downloads of content no longer lacking (partial.go).
+		// Kept downloads of content no longer lacking (attach_partial.go).
 		if err := w.dropStalePartials(); err != nil {
 			return err
 		}

@@ -40,7 +40,7 @@ type DB struct {
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight
-	// downloads holds the content digests being downloaded (partial.go),
+	// downloads holds the content digests being downloaded (attach_partial.go),
 	// each closed when its download ends.
 	downloads map[string]chan struct{}
 
@@ -56,7 +56,7 @@ type DB struct {
 	closing  chan struct{}    // closed when Close begins
 	active   gosync.WaitGroup // calls in flight
 	subs     gosync.WaitGroup // the commit watcher, the listeners' follower
-	waiters  int              // feeds waiting for a change (watch.go)
+	waiters  int              // feeds waiting for a change (changes_watch.go)
 	watching bool             // the commit watcher runs
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
 	wake     chan struct{}    // wakes the commit watcher (a file event, the last waiter gone)
@@ -70,7 +70,7 @@ type DB struct {
 
 	pendingMemo pendingMemo // PendingChanges' last answers
 
-	listen listeners // AddChangeListener's (listeners.go)
+	listen listeners // AddChangeListener's (changes_listeners.go)
 }
 
 func dsn(path string, extra string) string {

@@ -77,5 +77,18 @@
 // row on paths that move 100k rows.
 //
 // Errors are *couchdoc.Error values matched with errors.Is against the
-// couchdoc sentinels; bad input changes nothing.
+// couchdoc sentinels; bad input changes nothing. The store's own
+// sentinels are in errors.go.
+//
+// # Files
+//
+// A file's prefix names the part of the store it serves: write*.go and
+// tx.go the write path (Put, BulkDocs, Batch, the write transaction and
+// its buffered multi-row inserts); attach*.go attachments (storage,
+// staging of streamed bodies, lazy and resumable downloads, chunk
+// checksums); index*.go the Mango json indexes; changes*.go the changes
+// feed (reading, counting, following, watching other processes,
+// listeners); local.go the _local documents; alldocs.go, read*.go and
+// revsdiff.go the other reads; db.go, file*.go, options.go, migrate*.go,
+// checkpoint.go and remove.go the store's life, from open to removal.
 package localdb

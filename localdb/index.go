@@ -366,8 +366,8 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 	insertRun := func() error {
 		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
 		for i, e := range run {
-			w.pend.entries = append(w.pend.entries, entryRow{ix.id, e.key, e.revRow})
-			if (i+1)%(10*pendingChunk) == 0 {
+			w.inserts.entries = append(w.inserts.entries, entryRow{ix.id, e.key, e.revRow})
+			if (i+1)%(10*multiRowChunk) == 0 {
 				if err := w.flush(); err != nil {
 					return err
 				}

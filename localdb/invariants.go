@@ -137,7 +137,7 @@ func (db *DB) CheckInvariants(ctx context.Context) error {
 		if err := checkChunks(ctx, tx); err != nil {
 			errs = append(errs, err)
 		}
-		// A kept download (partial.go) has its bytes, whole chunks.
+		// A kept download (attach_partial.go) has its bytes, whole chunks.
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM att_partial p
 			WHERE p.length != COALESCE((SELECT SUM(LENGTH(data)) FROM att_chunks k WHERE k.digest = p.key), 0)`).Scan(&bad)
 		if err != nil {

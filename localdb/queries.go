@@ -1,6 +1,9 @@
 package localdb
 
-import "strings"
+import (
+	"database/sql"
+	"strings"
+)
 
 // The writer's statements, prepared once when the database opens (the
 // writer has a single connection, so nothing can be prepared while a write
@@ -8,7 +11,7 @@ import "strings"
 const (
 	qAddCount = "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?"
 	// qDeleteChunks deletes the chunks stored under a staging or download
-	// key, unless content kept them (att_content.chunks, stage.go).
+	// key, unless content kept them (att_content.chunks, attach_stage.go).
 	qDeleteChunks = "DELETE FROM att_chunks WHERE digest = ?1 AND NOT EXISTS (SELECT 1 FROM att_content WHERE chunks = ?1)"
 	// qDeleteContentChunks deletes the chunks of content digest.
 	qDeleteContentChunks = "DELETE FROM att_chunks WHERE digest = (SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?)"
@@ -95,7 +98,7 @@ var writeQueries = []string{
 
 func init() {
 	for _, n := range writeSizes {
-		if n <= pendingChunk {
+		if n <= multiRowChunk {
 			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n), insertEntriesQuery(tEntries, n), insertEntriesQuery(tFresh, n))
 		}
 		if n <= preloadChunk {
@@ -130,3 +133,18 @@ var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", load
 	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
 
 var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rNoCRC, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, qIndexGen}
+
+// scanAll reads a one-column result to the end and closes it: the ids a
+// caller then works through without holding the query open.
+func scanAll[T any](rows *sql.Rows) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		var v T
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

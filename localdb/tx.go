@@ -11,12 +11,12 @@ import (
 
 // wtx is one write transaction on the writer connection.
 type wtx struct {
-	db    *DB
-	ctx   context.Context
-	tx    *sql.Tx
-	seq   int64                // highest sequence assigned so far
-	bound map[string]*sql.Stmt // the writer's statements bound to tx
-	pend  pending              // buffered inserts of new documents
+	db      *DB
+	ctx     context.Context
+	tx      *sql.Tx
+	seq     int64                // highest sequence assigned so far
+	bound   map[string]*sql.Stmt // the writer's statements bound to tx
+	inserts insertBuffer         // buffered inserts of new documents
 	// staged holds the attachment bodies streamed in before the batch.
 	staged map[*couchdoc.Attachment]*stagedContent
 	// docIDs and revRows hand out doc_id and rev_row (see nextRow).
@@ -266,7 +266,7 @@ func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 }
 
 // insertNew writes the rows of a document new to the store: buffered in
-// w.pend (multi-row inserts) unless it has attachments.
+// w.inserts (multi-row inserts) unless it has attachments.
 func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
 	id, err := w.nextRow(&w.docIDs, qMaxDocID)
 	if err != nil {
@@ -276,14 +276,14 @@ func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []by
 	st.live, st.dead = !wn.Deleted, wn.Deleted
 	w.count(st.live, st.dead, 1)
 	if !hasAtts(bodies) {
-		w.pend.docs = append(w.pend.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
+		w.inserts.docs = append(w.inserts.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
 		for i, b := range bodies {
 			if st.tree.Find(mustRev(b.rev)) >= 0 {
 				row, err := w.nextRow(&w.revRows, qMaxRevRow)
 				if err != nil {
 					return err
 				}
-				w.pend.revs = append(w.pend.revs, row, id, b.rev, b.body)
+				w.inserts.revs = append(w.inserts.revs, row, id, b.rev, b.body)
 				bodies[i].row = row
 			}
 		}
@@ -347,4 +347,22 @@ func mustRev(s string) revtree.Rev {
 		panic("localdb: bad internal rev " + s)
 	}
 	return r
+}
+
+// bumpSeq advances the update sequence without a document moving, as
+// CouchDB does for a change of a database setting (revs_limit,
+// purged_infos_limit):
+// indexers and feed readers see that something changed. The floor keeps
+// the sequence where it is once no document sits at it.
+func (w *wtx) bumpSeq() error {
+	w.seq++
+	w.fed = true
+	return w.saveSeqFloor()
+}
+
+// saveSeqFloor records the transaction's sequence as the least update
+// sequence the store reports from now on.
+func (w *wtx) saveSeqFloor() error {
+	_, err := w.tx.ExecContext(w.ctx, "UPDATE meta SET value = ? WHERE key = 'seq_floor'", w.seq)
+	return err
 }

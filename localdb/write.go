@@ -217,7 +217,7 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 	seq, docDelta, delDelta, ixs := w.seq, w.docDelta, w.delDelta, w.ixs
 	rev, err := fn()
 	if err != nil {
-		w.pend = pending{}
+		w.inserts = insertBuffer{}
 		w.seq, w.docDelta, w.delDelta, w.ixs = seq, docDelta, delDelta, ixs
 		if rerr := w.execBound(qRollbackTo); rerr != nil {
 			return "", rerr

@@ -1,3 +1,9 @@
+// Package server serves a device's local store over CouchDB's HTTP API, so
+// Apache CouchDB's replicator, PouchDB and Settee's own sync package can
+// replicate to and from it as with any CouchDB. It is an http.Handler over
+// localdb databases plus a ListenAndServe entry point that is safe by
+// default: loopback only unless users are configured, optional TLS, and a
+// graceful shutdown that ends continuous feeds.
 package server
 
 // What the server answers (CouchDB 3 shapes, status codes and error bodies

@@ -3,6 +3,7 @@ package sync
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 
 	"github.com/settee/settee/couchdoc"
@@ -104,4 +105,102 @@ func refusesDocs(err error) bool {
 		return true
 	}
 	return false
+}
+
+// writeBulk writes a _bulk_docs unit, lazily when the pull is lazy.
+func (r *replication) writeBulk(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
+	if lw, ok := r.opts.Target.(LazyWriter); ok && r.opts.Attachments.lazy {
+		res, err := lw.BulkDocsLazy(ctx, docs)
+		if err != nil {
+			return nil, err
+		}
+		var failed []couchdoc.DocResult
+		for _, d := range res {
+			if d.Error != "" {
+				failed = append(failed, d)
+			}
+		}
+		return failed, nil
+	}
+	return r.opts.Target.BulkDocs(ctx, docs)
+}
+
+// putDoc writes one document with streamed bodies, lazily when the pull
+// is lazy.
+func (r *replication) putDoc(ctx context.Context, doc *couchdoc.Doc) error {
+	if _, ok := r.opts.Target.(LazyWriter); ok && r.opts.Attachments.lazy {
+		res, err := r.writeBulk(ctx, []*couchdoc.Doc{doc})
+		if err != nil {
+			return err
+		}
+		for _, d := range res {
+			if e := d.Err(); e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	return r.opts.Target.PutDoc(ctx, doc)
+}
+
+// smallBodies turns the stubs of doc's attachments of at most
+// Attachments.over bytes into bodies streamed from the source (LazyOver),
+// checked against their digests; the caller closes them after the write.
+// Small bodies the target already holds are downloaded again (the source
+// sends every attachment as a stub): the target keeps one copy.
+func (r *replication) smallBodies(ctx context.Context, doc *couchdoc.Doc) ([]io.Closer, error) {
+	g := r.opts.Source.(AttachmentGetter)
+	var closers []io.Closer
+	for name, a := range doc.Attachments {
+		if !a.Stub || a.Length > r.opts.Attachments.over {
+			continue
+		}
+		a.Name = name
+		rc := AttachmentReader(ctx, g, doc.ID, doc.Rev, a, r.opts.Retries)
+		closers = append(closers, rc)
+		a.Stub, a.Body = false, rc
+	}
+	return closers, nil
+}
+
+// lacking refuses a document read from a source that lacks some of its
+// attachment bodies (NotDownloaded stubs) unless the target has each of
+// them: its stub is sent only when the target holds a revision of
+// generation sinceGen >= the attachment's revpos (revs_diff's
+// possible_ancestors, as CouchDB's atts_since). Otherwise the document
+// fails alone with couchdoc.ErrAttachmentNotDownloaded: a stub the
+// target cannot resolve is refused by CouchDB, and a peer that stores it
+// anyway would keep a reference to bytes it never gets.
+func lacking(doc *couchdoc.Doc, sinceGen int) error {
+	for name, a := range doc.Attachments {
+		if a.NotDownloaded && a.RevPos > sinceGen {
+			return couchdoc.Errorf(couchdoc.ErrAttachmentNotDownloaded,
+				"attachment %q of %s %s is not downloaded here and the target lacks it (fetch it first)", name, doc.ID, doc.Rev)
+		}
+	}
+	return nil
+}
+
+// maxGen is the highest generation among revs (0 for none).
+func maxGen(revs []string) int {
+	g := 0
+	for _, r := range revs {
+		if n, _, err := couchdoc.ParseRev(r); err == nil {
+			g = max(g, n)
+		}
+	}
+	return g
+}
+
+// fetchMissing asks Options.FetchMissing for each body doc lacks that the
+// target has not.
+func (r *replication) fetchMissing(ctx context.Context, doc *couchdoc.Doc, sinceGen int) error {
+	for name, a := range doc.Attachments {
+		if a.NotDownloaded && a.RevPos > sinceGen {
+			if err := r.opts.FetchMissing(ctx, doc.ID, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -98,7 +98,7 @@ func batchDocs(k int, revOf func(id string) (string, error)) ([]*couchdoc.Doc, e
 		return nil, err
 	}
 	// A streamed body: staged in transactions of its own before the
-	// batch's, whose commit adopts the staged chunks (localdb/stage.go),
+	// batch's, whose commit adopts the staged chunks (localdb/attach_stage.go),
 	// so kills land between the two as well.
 	docs = append(docs, &couchdoc.Doc{ID: c, Rev: rev, Body: json.RawMessage(fmt.Sprintf(`{"batch":%d}`, k)),
 		Attachments: map[string]*couchdoc.Attachment{"c.bin": {Name: "c.bin", ContentType: "application/octet-stream", Body: bytes.NewReader(attData(c, k))}}})

@@ -274,3 +274,54 @@ func testDeleteVsEdit(t *testing.T, newDB Factory) {
 		t.Fatalf("a %s %v, b %s %v, remote %s %v; want %s everywhere", wa, ca, wb, cb, rd.Rev, rd.Conflicts, edit)
 	}
 }
+
+func testNoOpRequests(t *testing.T, newDB Factory) {
+	u := newDB(t)
+	src := localdbtest.OpenNamed(t, "src", nil)
+	PutDocs(t, src, "n", 600)
+	replicate(t, sync.Options{Source: Local(src), Target: Remote(t, u, nil)})
+	db := localdbtest.OpenNamed(t, "local", nil)
+	cnt := &Counter{}
+	first := replicate(t, sync.Options{Source: Remote(t, u, cnt), Target: Local(db)})
+	if first.Stats.DocsRead != 600 || first.Stats.DocsWritten != 600 {
+		t.Fatalf("first pull: %+v", first.Stats)
+	}
+	by := cnt.By()
+	if by["GET doc"] > 0 && by["POST _bulk_get"] > 0 {
+		t.Fatalf("fetched both with _bulk_get and per doc: %v", by)
+	}
+	before := cnt.Total()
+	second := replicate(t, sync.Options{Source: Remote(t, u, cnt), Target: Local(db)})
+	if got := cnt.Total() - before; got > 5 {
+		t.Fatalf("no-op pull made %d requests (want <= 5): %v", got, cnt.By())
+	}
+	if second.Stats.DocsRead != 0 || second.Stats.MissingChecked != 0 {
+		t.Fatalf("no-op pull fetched: %+v", second.Stats)
+	}
+	t.Logf("first pull of 600 docs: %d requests %v; no-op pull: %d", before, by, cnt.Total()-before)
+}
+
+func testCreateTarget(t *testing.T, newDB Factory) {
+	u := newDB(t) + "-created"
+	db := localdbtest.OpenNamed(t, "local", nil)
+	PutDocs(t, db, "x", 3)
+	_, err := sync.Replicate(Ctx(t), sync.Options{Source: Local(db), Target: Remote(t, u, nil)})
+	var pe *sync.PeerError
+	if !errors.As(err, &pe) || pe.Role != "target" || !errors.Is(err, couchdoc.ErrNotFound) {
+		t.Fatalf("missing target: %v", err)
+	}
+	res := replicate(t, sync.Options{Source: Local(db), Target: Remote(t, u, nil), CreateTarget: true})
+	if n, _ := RemoteDocCount(t, u); n != 3 || res.Stats.DocsWritten != 3 {
+		t.Fatalf("created target has %d docs", n)
+	}
+	// A sync creates the missing remote too: its pull, which reads the
+	// remote, does not fail before the push has made it.
+	u2 := newDB(t) + "-synced"
+	sres, err := sync.Sync(Ctx(t), Local(db), Remote(t, u2, nil), sync.Options{CreateTarget: true})
+	if err != nil {
+		t.Fatalf("sync with CreateTarget to a missing remote: %v", err)
+	}
+	if n, _ := RemoteDocCount(t, u2); n != 3 || sres.Push.Stats.DocsWritten != 3 {
+		t.Fatalf("the remote a sync created has %d docs", n)
+	}
+}

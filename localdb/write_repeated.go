@@ -12,7 +12,7 @@ import (
 // document gets one new sequence (testdata/couchdb35-extra/bulkdocs.jsonl).
 // Saving after each entry would also write the document's row twice, and
 // the second write would first flush the batch's buffered inserts (see
-// pending.go), in small chunks when such documents are frequent.
+// write_multirow.go), in small chunks when such documents are frequent.
 // Documents with attachments are still saved entry by entry
 // (putReplicated): their stubs resolve against stored revisions.
 

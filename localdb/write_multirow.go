@@ -14,8 +14,8 @@ import (
 // of the transaction flushes the buffer first (see wtx.stmt), so nothing
 // can observe the table without the buffered rows.
 
-// pendingChunk is how many rows one multi-row INSERT writes.
-const pendingChunk = 100
+// multiRowChunk is how many rows one multi-row INSERT writes.
+const multiRowChunk = 100
 
 const (
 	docCols   = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
@@ -43,14 +43,14 @@ func insertEntriesQuery(table string, rows int) string {
 }
 
 var (
-	qInsertDocsChunk    = insertDocsQuery(pendingChunk)
-	qInsertRevsChunk    = insertRevsQuery(pendingChunk)
-	qInsertEntriesChunk = insertEntriesQuery(tEntries, pendingChunk)
-	qInsertFreshChunk   = insertEntriesQuery(tFresh, pendingChunk)
+	qInsertDocsChunk    = insertDocsQuery(multiRowChunk)
+	qInsertRevsChunk    = insertRevsQuery(multiRowChunk)
+	qInsertEntriesChunk = insertEntriesQuery(tEntries, multiRowChunk)
+	qInsertFreshChunk   = insertEntriesQuery(tFresh, multiRowChunk)
 )
 
-// pending holds buffered rows as flat argument lists.
-type pending struct {
+// insertBuffer holds buffered rows as flat argument lists.
+type insertBuffer struct {
 	docs    []any
 	revs    []any
 	entries []entryRow // mango_entries rows (index builds)
@@ -64,7 +64,7 @@ type entryRow struct {
 	revRow int64
 }
 
-func (p *pending) empty() bool {
+func (p *insertBuffer) empty() bool {
 	return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 && len(p.fresh) == 0
 }
 
@@ -96,11 +96,11 @@ func (w *wtx) nextRow(c *rowCounter, maxQuery string) (int64, error) {
 
 // flush writes the buffered rows.
 func (w *wtx) flush() error {
-	if w.pend.empty() {
+	if w.inserts.empty() {
 		return nil
 	}
-	docs, revs, entries, fresh := w.pend.docs, w.pend.revs, w.pend.entries, w.pend.fresh
-	w.pend = pending{}
+	docs, revs, entries, fresh := w.inserts.docs, w.inserts.revs, w.inserts.entries, w.inserts.fresh
+	w.inserts = insertBuffer{}
 	if err := w.flushRows(docs, docCols, qInsertDocsChunk, insertDocsQuery); err != nil {
 		return fmt.Errorf("insert docs: %w", err)
 	}
@@ -118,14 +118,14 @@ func (w *wtx) flush() error {
 }
 
 // flushRows writes args (rows of cols values) with the prepared multi-row
-// INSERTs: pendingChunk rows at a time, then the rest as a few power-of-two
+// INSERTs: multiRowChunk rows at a time, then the rest as a few power-of-two
 // sized statements, so no INSERT is compiled in the transaction.
 func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int) string) error {
 	for len(args) > 0 {
 		rows := len(args) / cols
 		q := chunkQuery
-		n := pendingChunk
-		if rows < pendingChunk {
+		n := multiRowChunk
+		if rows < multiRowChunk {
 			n = 1
 			for n*2 <= rows {
 				n *= 2
@@ -152,7 +152,7 @@ func (w *wtx) addEntry(ix int64, key []byte, revRow int64) {
 	}
 	start := len(w.keyArena)
 	w.keyArena = append(w.keyArena, key...)
-	w.pend.fresh = append(w.pend.fresh, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
+	w.inserts.fresh = append(w.inserts.fresh, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
 }
 
 // flushEntries inserts buffered index entries into table, sorted by index
@@ -168,14 +168,14 @@ func (w *wtx) flushEntries(table string, rows []entryRow) error {
 		}
 		return bytes.Compare(a.key, b.key)
 	})
-	args := make([]any, 0, min(len(rows), pendingChunk)*entryCols)
+	args := make([]any, 0, min(len(rows), multiRowChunk)*entryCols)
 	for len(rows) > 0 {
-		n := pendingChunk
+		n := multiRowChunk
 		q := qInsertEntriesChunk
 		if table == tFresh {
 			q = qInsertFreshChunk
 		}
-		if len(rows) < pendingChunk {
+		if len(rows) < multiRowChunk {
 			n = 1
 			for n*2 <= len(rows) {
 				n *= 2

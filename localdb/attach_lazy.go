@@ -123,7 +123,7 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 
 // finishFill makes checked bytes, staged as s, the content of a (a stub
 // the store lacks), for every revision naming its digest, and drops a
-// partial download of it (partial.go).
+// partial download of it (attach_partial.go).
 func (db *DB) finishFill(ctx context.Context, a, in *couchdoc.Attachment, s *stagedContent) error {
 	return db.update(ctx, func(w *wtx) error {
 		var present bool
