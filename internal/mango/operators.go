@@ -14,6 +14,11 @@ func eqCondWith(cmp func(a, b any) int, arg any) cond {
 
 var typeNames = map[string]int{"null": 0, "boolean": 1, "number": 3, "string": 4, "array": 5, "object": 6}
 
+// badArg makes the SyntaxError of an operator's argument.
+type badArg func(format string, a ...any) error
+
+// compileOperator compiles one operator of a selector on the field at
+// path ("" at the top level).
 func compileOperator(op string, arg any, path string) (cond, error) {
 	bad := func(format string, a ...any) error {
 		return &SyntaxError{Path: path, Reason: op + ": " + fmt.Sprintf(format, a...)}
@@ -31,6 +36,28 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 		return func(v any, found bool) bool { return found && cmp(v, arg) != 0 }, nil
 	case "$gt", "$gte", "$lt", "$lte":
 		return compareCond(cmp, op, arg), nil
+	case "$in", "$nin", "$all":
+		list, ok := arg.([]any)
+		if !ok {
+			return nil, bad("argument must be an array")
+		}
+		return listCond(cmp, op, list), nil
+	case "$exists", "$type", "$size", "$mod":
+		return shapeOperator(op, arg, bad)
+	case "$regex", "$beginsWith":
+		return stringOperator(op, arg, bad)
+	case "$and", "$or", "$nor":
+		return combinator(op, arg, path, bad)
+	case "$not", "$elemMatch", "$allMatch", "$keyMapMatch":
+		return nestedOperator(op, arg, path, bad)
+	}
+	return nil, &SyntaxError{Path: path, Reason: "unknown operator " + op, Op: op}
+}
+
+// shapeOperator compiles the operators on a value's presence, type, size
+// or divisibility: $exists, $type, $size, $mod.
+func shapeOperator(op string, arg any, bad badArg) (cond, error) {
+	switch op {
 	case "$exists":
 		want, ok := arg.(bool)
 		if !ok {
@@ -53,12 +80,6 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 			}
 			return r == rank
 		}, nil
-	case "$in", "$nin", "$all":
-		list, ok := arg.([]any)
-		if !ok {
-			return nil, bad("argument must be an array")
-		}
-		return listCond(cmp, op, list), nil
 	case "$size":
 		n, ok := toInt(arg)
 		if !ok || n < 0 {
@@ -68,7 +89,7 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 			a, ok := v.([]any)
 			return found && ok && int64(len(a)) == n
 		}, nil
-	case "$mod":
+	default: // $mod
 		list, ok := arg.([]any)
 		if !ok || len(list) != 2 {
 			return nil, bad("argument must be [divisor, remainder]")
@@ -82,56 +103,50 @@ func compileOperator(op string, arg any, path string) (cond, error) {
 			n, ok := toInt(v)
 			return found && ok && n%d == r
 		}, nil
-	case "$regex":
-		s, ok := arg.(string)
-		if !ok {
-			return nil, bad("argument must be a string")
-		}
-		re, err := regexp.Compile(s)
-		if err != nil {
-			return nil, bad("invalid regular expression: %v", err)
-		}
+	}
+}
+
+// stringOperator compiles the operators on strings: $regex, $beginsWith.
+func stringOperator(op string, arg any, bad badArg) (cond, error) {
+	s, ok := arg.(string)
+	if !ok {
+		return nil, bad("argument must be a string")
+	}
+	if op == "$beginsWith" {
 		return func(v any, found bool) bool {
 			str, ok := v.(string)
-			return found && ok && re.MatchString(str)
+			return found && ok && strings.HasPrefix(str, s)
 		}, nil
-	case "$beginsWith":
-		prefix, ok := arg.(string)
-		if !ok {
-			return nil, bad("argument must be a string")
-		}
-		return func(v any, found bool) bool {
-			str, ok := v.(string)
-			return found && ok && strings.HasPrefix(str, prefix)
-		}, nil
-	case "$and", "$or", "$nor":
-		return combinator(op, arg, path, bad)
-	case "$not":
-		obj, ok := arg.(map[string]any)
-		if !ok {
-			return nil, bad("argument must be an object")
-		}
-		c, err := compileObject(obj, path)
-		if err != nil {
-			return nil, err
-		}
-		if path == "" {
-			return func(v any, found bool) bool { return !c(v, found) }, nil
-		}
-		// As every condition on a field, it needs the field (CouchDB).
-		return func(v any, found bool) bool { return found && !c(v, found) }, nil
-	case "$elemMatch", "$allMatch", "$keyMapMatch":
-		obj, ok := arg.(map[string]any)
-		if !ok {
-			return nil, bad("argument must be an object")
-		}
-		c, err := compileObject(obj, path)
-		if err != nil {
-			return nil, err
-		}
+	}
+	re, err := regexp.Compile(s)
+	if err != nil {
+		return nil, bad("invalid regular expression: %v", err)
+	}
+	return func(v any, found bool) bool {
+		str, ok := v.(string)
+		return found && ok && re.MatchString(str)
+	}, nil
+}
+
+// nestedOperator compiles the operators whose argument is a selector of
+// their own: $not, $elemMatch, $allMatch, $keyMapMatch.
+func nestedOperator(op string, arg any, path string, bad badArg) (cond, error) {
+	obj, ok := arg.(map[string]any)
+	if !ok {
+		return nil, bad("argument must be an object")
+	}
+	c, err := compileObject(obj, path)
+	if err != nil {
+		return nil, err
+	}
+	if op != "$not" {
 		return elemCond(op, c), nil
 	}
-	return nil, &SyntaxError{Path: path, Reason: "unknown operator " + op, Op: op}
+	if path == "" {
+		return func(v any, found bool) bool { return !c(v, found) }, nil
+	}
+	// As every condition on a field, it needs the field (CouchDB).
+	return func(v any, found bool) bool { return found && !c(v, found) }, nil
 }
 
 func compareCond(cmp func(a, b any) int, op string, arg any) cond {
@@ -198,7 +213,7 @@ func listCond(cmp func(a, b any) int, op string, list []any) cond {
 	}
 }
 
-func combinator(op string, arg any, path string, bad func(string, ...any) error) (cond, error) {
+func combinator(op string, arg any, path string, bad badArg) (cond, error) {
 	list, ok := arg.([]any)
 	if !ok {
 		return nil, bad("argument must be an array of selectors")
