@@ -101,21 +101,7 @@ func TestBatchRewritesBufferedRows(t *testing.T) {
 			add("n05", true, `{}`, "1-c")           // a second, deleted leaf
 		}
 	}
-	opts := &localdb.Options{RevsLimit: 3}
-	batch, alone := localdbtest.OpenWith(t, opts), localdbtest.OpenWith(t, opts)
-	res, err := batch.BulkDocs(bg, docs, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range writeAlone(t, alone, docs) {
-		if !reflect.DeepEqual(res[i], r) {
-			t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r)
-		}
-	}
-	got, want := dump(t, batch), dump(t, alone)
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("batch:\n%s\nalone:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	got := batchAsAlone(t, docs)
 	if !strings.Contains(strings.Join(got, "\n"), `n01 2-e del=false {"c":2}`) {
 		t.Fatalf("fixture: %s", strings.Join(got, "\n"))
 	}
@@ -143,19 +129,29 @@ func FuzzBatchVsAlone(f *testing.F) {
 			hist = append(hist, "1-f")
 			docs = append(docs, replDoc(t, id, data[i+2]&1 == 1, fmt.Sprintf(`{"k":%d}`, data[i+2]), hist...))
 		}
-		opts := &localdb.Options{RevsLimit: 3}
-		batch, alone := localdbtest.OpenWith(t, opts), localdbtest.OpenWith(t, opts)
-		res, err := batch.BulkDocs(bg, docs, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range writeAlone(t, alone, docs) {
-			if !reflect.DeepEqual(res[i], r) {
-				t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r)
-			}
-		}
-		if got, want := dump(t, batch), dump(t, alone); !reflect.DeepEqual(got, want) {
-			t.Fatalf("batch:\n%s\nalone:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-		}
+		batchAsAlone(t, docs)
 	})
+}
+
+// batchAsAlone writes docs (replicated revisions) to a store (revs_limit
+// 3) in one batch and to another one by one: the results and the stores
+// must be the same. It returns the batch store's dump.
+func batchAsAlone(t *testing.T, docs []*couchdoc.Doc) []string {
+	t.Helper()
+	opts := &localdb.Options{RevsLimit: 3}
+	batch, alone := localdbtest.OpenWith(t, opts), localdbtest.OpenWith(t, opts)
+	res, err := batch.BulkDocs(bg, docs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range writeAlone(t, alone, docs) {
+		if !reflect.DeepEqual(res[i], r) {
+			t.Fatalf("doc %d: batch %+v, alone %+v", i, res[i], r)
+		}
+	}
+	got, want := dump(t, batch), dump(t, alone)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("batch:\n%s\nalone:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	return got
 }

@@ -35,6 +35,25 @@ func LocalLeaves(ctx context.Context, t testing.TB, db *localdb.DB) Leaves {
 // (style=all_docs).
 func RemoteLeaves(ctx context.Context, t testing.TB, dbURL string) Leaves {
 	t.Helper()
+	out := Leaves{}
+	for _, r := range remoteFeed(ctx, t, dbURL, "leaves of") {
+		revs := slices.Clone(r.revs)
+		slices.Sort(revs)
+		out[r.id] = strings.Join(revs, " ")
+	}
+	return out
+}
+
+// feedRow is a document of a changes feed with its leaves.
+type feedRow struct {
+	id   string
+	revs []string
+}
+
+// remoteFeed reads a remote database's changes feed with every leaf
+// (style=all_docs); what starts the failure message.
+func remoteFeed(ctx context.Context, t testing.TB, dbURL, what string) []feedRow {
+	t.Helper()
 	var feed struct {
 		Results []struct {
 			ID      string `json:"id"`
@@ -44,16 +63,15 @@ func RemoteLeaves(ctx context.Context, t testing.TB, dbURL string) Leaves {
 		} `json:"results"`
 	}
 	if st := testutil.DoJSON(ctx, t, "GET", dbURL+"/_changes?style=all_docs", nil, &feed); st != http.StatusOK {
-		t.Fatalf("leaves of %s: changes: status %d", testutil.Redact(dbURL), st)
+		t.Fatalf("%s %s: changes: status %d", what, testutil.Redact(dbURL), st)
 	}
-	out := Leaves{}
-	for _, r := range feed.Results {
+	out := make([]feedRow, len(feed.Results))
+	for i, r := range feed.Results {
 		revs := make([]string, len(r.Changes))
-		for i, c := range r.Changes {
-			revs[i] = c.Rev
+		for j, c := range r.Changes {
+			revs[j] = c.Rev
 		}
-		slices.Sort(revs)
-		out[r.ID] = strings.Join(revs, " ")
+		out[i] = feedRow{r.ID, revs}
 	}
 	return out
 }

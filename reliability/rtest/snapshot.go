@@ -220,42 +220,27 @@ type remoteDoc struct {
 // revs and attachments), independently of sync/couch.
 func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 	t.Helper()
-	var feed struct {
-		Results []struct {
-			ID      string `json:"id"`
-			Changes []struct {
-				Rev string `json:"rev"`
-			} `json:"changes"`
-		} `json:"results"`
-	}
-	if st := testutil.DoJSON(ctx, t, "GET", dbURL+"/_changes?style=all_docs", nil, &feed); st != 200 {
-		t.Fatalf("snapshot %s: changes: status %d", testutil.Redact(dbURL), st)
-	}
 	snap := Snapshot{}
-	for _, r := range feed.Results {
-		revs := make([]string, len(r.Changes))
-		for i, c := range r.Changes {
-			revs[i] = c.Rev
-		}
-		rj, _ := json.Marshal(revs)
-		u := dbURL + "/" + EscapeID(r.ID) + "?revs=true&attachments=true&open_revs=" + url.QueryEscape(string(rj))
+	for _, r := range remoteFeed(ctx, t, dbURL, "snapshot") {
+		rj, _ := json.Marshal(r.revs)
+		u := dbURL + "/" + EscapeID(r.id) + "?revs=true&attachments=true&open_revs=" + url.QueryEscape(string(rj))
 		var raw []map[string]json.RawMessage
 		if st := testutil.DoJSON(ctx, t, "GET", u, nil, &raw); st != 200 {
-			t.Fatalf("snapshot %s: open_revs %q: status %d", testutil.Redact(dbURL), r.ID, st)
+			t.Fatalf("snapshot %s: open_revs %q: status %d", testutil.Redact(dbURL), r.id, st)
 		}
 		leaves := map[string]Rev{}
 		for _, entry := range raw {
 			okRaw, ok := entry["ok"]
 			if !ok {
-				t.Fatalf("snapshot %s: leaf of %q listed by the feed but missing: %s", testutil.Redact(dbURL), r.ID, entry["missing"])
+				t.Fatalf("snapshot %s: leaf of %q listed by the feed but missing: %s", testutil.Redact(dbURL), r.id, entry["missing"])
 			}
 			var d remoteDoc
 			if err := json.Unmarshal(okRaw, &d); err != nil {
-				t.Fatalf("snapshot: %q: %v", r.ID, err)
+				t.Fatalf("snapshot: %q: %v", r.id, err)
 			}
 			body, err := canonical(okRaw)
 			if err != nil {
-				t.Fatalf("snapshot: body of %q: %v", r.ID, err)
+				t.Fatalf("snapshot: body of %q: %v", r.id, err)
 			}
 			rv := Rev{Deleted: d.Deleted, Body: body, Atts: map[string]string{}}
 			if d.Revisions != nil {
@@ -265,13 +250,13 @@ func RemoteSnapshot(ctx context.Context, t testing.TB, dbURL string) Snapshot {
 			}
 			for name, a := range d.Attachments {
 				if a.Stub {
-					t.Fatalf("snapshot: %q/%s: stub although attachments=true", r.ID, name)
+					t.Fatalf("snapshot: %q/%s: stub although attachments=true", r.id, name)
 				}
-				rv.Atts[name] = attKey(t, r.ID+"/"+name, a.ContentType, a.Length, a.Digest, a.Data)
+				rv.Atts[name] = attKey(t, r.id+"/"+name, a.ContentType, a.Length, a.Digest, a.Data)
 			}
 			leaves[d.Rev] = rv
 		}
-		snap[r.ID] = leaves
+		snap[r.id] = leaves
 	}
 	return snap
 }
