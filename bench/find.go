@@ -131,16 +131,7 @@ func findSettee(ctx context.Context, path string, eq, rng []string) (*FindRun, e
 	}
 	// The first query of each shape, untimed, as find.js and findHTTP
 	// run them (there, to build the indexes).
-	for _, q := range []string{eq[0], rng[0]} {
-		if _, err := run(q); err != nil {
-			return nil, err
-		}
-	}
-	r.IndexBuildSeconds = time.Since(t0).Seconds()
-	if err := r.time(eq, rng, run); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.buildAndTime(t0, eq, rng, run)
 }
 
 // findHTTP creates the indexes with POST _index and times POST _find.
@@ -162,6 +153,12 @@ func findHTTP(ctx context.Context, db string, eq, rng []string) (*FindRun, error
 		}
 	}
 	// Servers build an index on its first query.
+	return r.buildAndTime(t0, eq, rng, run)
+}
+
+// buildAndTime runs the first query of each shape untimed, counts the
+// time since t0 as the indexes' build, then times the queries.
+func (r *FindRun) buildAndTime(t0 time.Time, eq, rng []string, run func(string) ([]json.RawMessage, error)) (*FindRun, error) {
 	for _, q := range []string{eq[0], rng[0]} {
 		if _, err := run(q); err != nil {
 			return nil, err
