@@ -45,6 +45,9 @@ type config struct {
 	// pull's sync.Options.Throttle.
 	UIRounds   int
 	UIThrottle int
+	// UIIdleSeconds is how long the reads run on the full store after
+	// each pull with reads.
+	UIIdleSeconds float64
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
 	// The lazy and pending phases (lazy_phases.go).
@@ -99,8 +102,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.LiveCheckpoint, "live-checkpoint-interval", 0, "live, hub: the devices' sync.Options.CheckpointInterval (0: sync's default for continuous replications, every 5 s; negative: after every batch)")
 	fs.Float64Var(&cfg.IdleSeconds, "idle-seconds", 60, "idle: how long the idle syncs are measured, in seconds")
 	fs.StringVar(&cfg.IdleOld, "idle-old", "", "idle: an older settee CLI binary to measure beside this commit's (before/after)")
-	fs.IntVar(&cfg.UIRounds, "ui-rounds", 2, "ui: rounds of the three pulls (alone, with reads, throttled with reads), their order alternating")
+	fs.IntVar(&cfg.UIRounds, "ui-rounds", 2, "ui: rounds of the pulls (Settee: alone, with reads, throttled with reads; PouchDB: alone, with reads), their order alternating")
 	fs.IntVar(&cfg.UIThrottle, "ui-throttle", 2000, "ui: the throttled pull's sync.Options.Throttle, documents a second")
+	fs.Float64Var(&cfg.UIIdleSeconds, "ui-idle-seconds", 5, "ui: how long the reads run on the full, idle store after each pull with reads (the idle baseline)")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)
@@ -130,8 +134,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit", "nostore"}); err != nil {
 		return nil, fmt.Errorf("-contenders: %w", err)
 	}
-	if cfg.UIRounds < 1 || cfg.UIThrottle < 1 {
-		return nil, fmt.Errorf("-ui-rounds and -ui-throttle must be positive")
+	if cfg.UIRounds < 1 || cfg.UIThrottle < 1 || cfg.UIIdleSeconds <= 0 {
+		return nil, fmt.Errorf("-ui-rounds, -ui-throttle and -ui-idle-seconds must be positive")
 	}
 	if cfg.Phases["push"] || cfg.Phases["noop"] || cfg.Phases["incremental"] || cfg.Phases["find"] || cfg.Phases["ui"] {
 		cfg.Phases["pull"] = true

@@ -107,8 +107,13 @@ func setteeCmd(ctx context.Context, args ...string) (*exec.Cmd, error) {
 
 // pouchCmd builds the command that runs PouchDB's replicator with node.
 func pouchCmd(ctx context.Context, root string, args ...string) *exec.Cmd {
-	script := filepath.Join(root, "bench", "pouchdb.js")
-	cmd := exec.CommandContext(ctx, "node", append([]string{script}, args...)...)
+	return nodeCmd(ctx, root, "pouchdb.js", args...)
+}
+
+// nodeCmd builds the command that runs one of bench's scripts with node,
+// in the repository (where node_modules is).
+func nodeCmd(ctx context.Context, root, script string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(root, "bench", script)}, args...)...)
 	cmd.Dir = root
 	return cmd
 }
