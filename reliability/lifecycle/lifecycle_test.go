@@ -5,6 +5,7 @@
 package lifecycle
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
@@ -86,8 +87,12 @@ func child(path string) error {
 				return err
 			}
 		}
+		fmt.Println(roundDone) // the parent kills only a child at work
 	}
 }
+
+// roundDone is the line a child prints after each round.
+const roundDone = "round done"
 
 var pad = fmt.Sprintf("%0500d", 0)
 
@@ -143,11 +148,37 @@ func TestKillDuringPurgeExpiryCompact(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stdout, cmd.Stderr = out, out
+		cmd.Stderr = out
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Duration(100+rng.Intn(900)) * time.Millisecond)
+		// On a loaded machine a child may not get past opening the store
+		// within a fixed delay: wait (bounded) for its first round, then
+		// kill it somewhere in the rounds that follow.
+		worked := make(chan struct{})
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			first := true
+			for sc.Scan() {
+				if first && sc.Text() == roundDone {
+					close(worked)
+					first = false
+				}
+			}
+		}()
+		select {
+		case <-worked:
+		case <-time.After(2 * time.Minute):
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			b, _ := os.ReadFile(out.Name())
+			t.Fatalf("kill %d: the child did not finish a round in 2 minutes:\n%s", k, b)
+		}
+		time.Sleep(time.Duration(rng.Intn(900)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
