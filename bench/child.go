@@ -106,9 +106,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	st.VmHWM = procStatusBytes(os.Getpid(), "VmHWM:")
-	line, _ := json.Marshal(st)
-	_, err = fmt.Fprintf(stdout, "%s\n", line)
-	return err
+	return writeStatsLine(stdout, st)
 }
 
 // runServe runs our own server over the SQLite files of a directory:
@@ -194,4 +192,15 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeStatsLine prints a child's stats as its last stdout line, the line
+// runLine reads back.
+func writeStatsLine(w io.Writer, st any) error {
+	line, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", line)
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -89,9 +88,7 @@ func runLiveChild(ctx context.Context, mode string, args []string, stdout, stder
 		return err
 	}
 	st.VmHWM = procStatusBytes(os.Getpid(), "VmHWM:")
-	line, _ := json.Marshal(st)
-	_, err = fmt.Fprintf(stdout, "%s\n", line)
-	return err
+	return writeStatsLine(stdout, st)
 }
 
 // measureLive: device 0 writes, device 1 is watched.

@@ -166,9 +166,7 @@ func runUIChild(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	st.VmHWM = procStatusBytes(os.Getpid(), "VmHWM:")
-	line, _ := json.Marshal(st)
-	_, err = fmt.Fprintf(stdout, "%s\n", line)
-	return err
+	return writeStatsLine(stdout, st)
 }
 
 // reads are the latencies of a read loop, sorted.
