@@ -2,7 +2,6 @@ package localdb
 
 import (
 	"context"
-	"crypto/md5"
 	"database/sql"
 	"encoding/base64"
 	"errors"
@@ -51,42 +50,6 @@ func md5Digest(h hash.Hash) string {
 // md5 of the bytes as the digest; the length is still checked.
 func checkDigest(stated, got string, strict bool) bool {
 	return !strict || stated == "" || !strings.HasPrefix(stated, "md5-") || stated == got
-}
-
-// writeContent stores an attachment's bytes once per digest, in chunks, and
-// returns the digest and length. Streamed bodies were staged (DB.stage)
-// before the transaction; a stated digest or length (wantLen >= 0) that
-// does not match gives ErrDigestMismatch and no content is kept.
-//
-// strict is set for local edits; replicated writes tolerate a digest
-// mismatch (see checkDigest).
-func (w *wtx) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (string, int64, error) {
-	if a.Body == nil {
-		d := a.DataDigest // hashed already by whoever read the bytes
-		if d == "" {
-			h := md5.New()
-			h.Write(a.Data)
-			d = md5Digest(h)
-		}
-		if !checkDigest(a.Digest, d, strict) || (wantLen >= 0 && wantLen != int64(len(a.Data))) {
-			return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
-		}
-		if ok, err := w.haveContent(d); err != nil || ok {
-			return d, int64(len(a.Data)), err
-		}
-		for i := 0; i*chunkSize < len(a.Data) || i == 0; i++ {
-			end := min((i+1)*chunkSize, len(a.Data))
-			if err := w.insertChunk(d, int64(i), a.Data[i*chunkSize:end]); err != nil {
-				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
-			}
-		}
-		return d, int64(len(a.Data)), w.insertContent(d, int64(len(a.Data)), "")
-	}
-	s := w.staged[a]
-	if s == nil {
-		return "", 0, fmt.Errorf("localdb: attachment %q body was not staged", a.Name)
-	}
-	return w.useStaged(a, s, wantLen, strict)
 }
 
 // insertContent records content whose chunks were just stored, under key
@@ -142,85 +105,6 @@ func scanRevAtts(rows *sql.Rows) (map[string]map[string]*storedAtt, error) {
 		out[rev][a.Name] = a
 	}
 	return out, rows.Err()
-}
-
-// resolveAtts turns a document's attachments into stored ones: stubs are
-// looked up in candidates (nearest first: for a local edit the parent
-// revision, for a replicated one the stored ancestors), and bytes are
-// stored. revpos of new bytes is gen unless replicated with its own.
-func (w *wtx) resolveAtts(docID string, atts map[string]*couchdoc.Attachment, candidates []map[string]*storedAtt, gen int, replicated bool) ([]*storedAtt, error) {
-	if len(atts) == 0 {
-		return nil, nil
-	}
-	out := make([]*storedAtt, 0, len(atts))
-	// Stubs first, so a missing stub fails before any byte is stored.
-	for name, a := range atts {
-		if !a.Stub {
-			if a.Data == nil && a.Body == nil {
-				return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "attachment %q has no data", name)
-			}
-			continue
-		}
-		// By name, nearest candidate first, as CouchDB's merge_stubs. A
-		// replicated stub newer (revpos) than what we hold is not ours.
-		var found *storedAtt
-		for _, c := range candidates {
-			if s := c[name]; s != nil && (!replicated || a.RevPos <= s.RevPos) {
-				found = s
-				break
-			}
-		}
-		if found == nil && replicated && a.Digest != "" {
-			// Any revision holding the same content under that name.
-			for _, c := range candidates {
-				for _, s := range c {
-					if s.Digest == a.Digest {
-						found = &storedAtt{Name: name, ContentType: s.ContentType, Digest: s.Digest, Length: s.Length, RevPos: s.RevPos,
-							Encoding: s.Encoding, Missing: s.Missing}
-						break
-					}
-				}
-			}
-		}
-		if found == nil && replicated && w.lazy && a.Digest != "" {
-			var err error
-			if found, err = w.absentAtt(name, a); err != nil {
-				return nil, err
-			}
-		}
-		if found == nil {
-			return nil, couchdoc.Errorf(couchdoc.ErrMissingStub, "Invalid attachment stub in %s for %s", docID, name)
-		}
-		sa := *found
-		sa.Name = name
-		if replicated && a.RevPos > 0 {
-			sa.RevPos = a.RevPos
-		}
-		out = append(out, &sa)
-	}
-	for name, a := range atts {
-		if a.Stub {
-			continue
-		}
-		wantLen := int64(-1)
-		if a.Body != nil && a.Length > 0 {
-			wantLen = a.Length
-		}
-		d, n, err := w.writeContent(a, wantLen, !replicated)
-		if err != nil {
-			return nil, err
-		}
-		ct := a.ContentType
-		if ct == "" {
-			ct = "application/octet-stream"
-		}
-		rp := gen
-		if replicated && a.RevPos > 0 {
-			rp = a.RevPos
-		}
-		out = append(out, &storedAtt{Name: name, ContentType: ct, Digest: d, Length: n, RevPos: rp})
-	}
-	return out, nil
 }
 
 // attReader streams one attachment's content chunk by chunk from the read

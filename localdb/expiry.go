@@ -83,7 +83,7 @@ func (db *DB) PurgeExpired(ctx context.Context, now time.Time) (int, error) {
 	total := 0
 	for {
 		var n int
-		err := db.update(ctx, func(w *wtx) error {
+		err := db.writeDocs(ctx, attWriter{}, func(w *docWriter) error {
 			rows, err := w.tx.QueryContext(ctx, "SELECT id FROM expirations WHERE at <= ? ORDER BY at LIMIT ?", now.UnixMilli(), sweepBatch)
 			if err != nil {
 				return err

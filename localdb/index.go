@@ -138,7 +138,7 @@ func (db *DB) loadIndexes(ctx context.Context) error {
 		return fmt.Errorf("read index version: %w", err)
 	}
 	if version != mangoKeyVersion {
-		return db.update(ctx, func(w *wtx) error { return w.rebuildIndexes() })
+		return db.writeDocs(ctx, attWriter{}, func(w *docWriter) error { return w.index.rebuildIndexes() })
 	}
 	_, err = db.currentSet(ctx, db.writer, nil)
 	return err
@@ -210,24 +210,24 @@ func sortSet(s *ixSet) {
 
 // rebuildIndexes drops every index and makes them again from the design
 // documents, then records the key encoding.
-func (w *wtx) rebuildIndexes() error {
-	if _, err := w.exec("DELETE FROM mango_entries"); err != nil {
+func (iw *indexWriter) rebuildIndexes() error {
+	if _, err := iw.t.exec("DELETE FROM mango_entries"); err != nil {
 		return err
 	}
-	if err := w.clearFresh(); err != nil {
+	if err := iw.clearFresh(); err != nil {
 		return err
 	}
-	if _, err := w.exec("DELETE FROM mango_indexes"); err != nil {
+	if _, err := iw.t.exec("DELETE FROM mango_indexes"); err != nil {
 		return err
 	}
-	w.ixs = &ixSet{}
-	if cur := w.indexes(); cur != nil {
-		w.ixs.gen = cur.gen
+	iw.ixs = &ixSet{}
+	if cur := iw.indexes(); cur != nil {
+		iw.ixs.gen = cur.gen
 	}
-	if err := w.bumpIndexGen(); err != nil {
+	if err := iw.bumpIndexGen(); err != nil {
 		return err
 	}
-	rows, err := w.tx.QueryContext(w.ctx, `SELECT d.id, r.body FROM docs d JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
+	rows, err := iw.t.tx.QueryContext(iw.t.ctx, `SELECT d.id, r.body FROM docs d JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
 		WHERE d.deleted = 0 AND d.id >= '_design/' AND d.id < '_design0'`)
 	if err != nil {
 		return fmt.Errorf("read design docs: %w", err)
@@ -250,31 +250,31 @@ func (w *wtx) rebuildIndexes() error {
 		return err
 	}
 	for _, d := range ddocs {
-		if err := w.designChanged(d.id, d.body); err != nil {
+		if err := iw.designChanged(d.id, d.body); err != nil {
 			return err
 		}
 	}
-	_, err = w.exec("INSERT INTO meta (key, value) VALUES ('mango_key_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", mangoKeyVersion)
+	_, err = iw.t.exec("INSERT INTO meta (key, value) VALUES ('mango_key_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", mangoKeyVersion)
 	return err
 }
 
 // indexes returns the set this transaction sees.
-func (w *wtx) indexes() *ixSet {
-	if w.ixs != nil {
-		return w.ixs
+func (iw *indexWriter) indexes() *ixSet {
+	if iw.ixs != nil {
+		return iw.ixs
 	}
-	return w.db.ixs.Load()
+	return iw.t.db.ixs.Load()
 }
 
 // designChanged brings the indexes of design document id in line with its
 // new winning body (nil when deleted): indexes gone or redefined are
 // dropped, new ones are created and built.
-func (w *wtx) designChanged(id string, body []byte) error {
+func (iw *indexWriter) designChanged(id string, body []byte) error {
 	var defs []*mango.Index
 	if body != nil {
 		defs = mango.IndexesFromDesign(id, body)
 	}
-	old := w.indexes()
+	old := iw.indexes()
 	next := &ixSet{}
 	var build []*storedIndex
 	if old != nil {
@@ -294,13 +294,13 @@ func (w *wtx) designChanged(id string, body []byte) error {
 	if old != nil {
 		for _, ix := range old.list {
 			if ix.def.DDoc == id && next.find(id, ix.def.Name) == nil {
-				if _, err := w.exec("DELETE FROM mango_entries WHERE ix_id = ?", ix.id); err != nil {
+				if _, err := iw.t.exec("DELETE FROM mango_entries WHERE ix_id = ?", ix.id); err != nil {
 					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
 				}
-				if _, err := w.exec("DELETE FROM mango_fresh WHERE ix_id = ?", ix.id); err != nil {
+				if _, err := iw.t.exec("DELETE FROM mango_fresh WHERE ix_id = ?", ix.id); err != nil {
 					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
 				}
-				if _, err := w.exec("DELETE FROM mango_indexes WHERE ix_id = ?", ix.id); err != nil {
+				if _, err := iw.t.exec("DELETE FROM mango_indexes WHERE ix_id = ?", ix.id); err != nil {
 					return fmt.Errorf("drop index %s: %w", ix.def.Name, err)
 				}
 			}
@@ -311,14 +311,14 @@ func (w *wtx) designChanged(id string, body []byte) error {
 		if err := json.Compact(&view, ix.def.View(json.RawMessage(`{}`))); err != nil {
 			return err
 		}
-		res, err := w.exec("INSERT INTO mango_indexes (ddoc, name, view) VALUES (?, ?, ?)", id, ix.def.Name, view.Bytes())
+		res, err := iw.t.exec("INSERT INTO mango_indexes (ddoc, name, view) VALUES (?, ?, ?)", id, ix.def.Name, view.Bytes())
 		if err != nil {
 			return fmt.Errorf("create index %s: %w", ix.def.Name, err)
 		}
 		if ix.id, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if err := w.buildIndex(ix); err != nil {
+		if err := iw.buildIndex(ix); err != nil {
 			return err
 		}
 		next.list = append(next.list, ix)
@@ -330,15 +330,15 @@ func (w *wtx) designChanged(id string, body []byte) error {
 	if old != nil {
 		next.gen = old.gen
 	}
-	w.ixs = next
-	return w.bumpIndexGen()
+	iw.ixs = next
+	return iw.bumpIndexGen()
 }
 
 // bumpIndexGen records a change of the index set in the file (and in
-// w.ixs, published on commit).
-func (w *wtx) bumpIndexGen() error {
-	w.ixs.gen++
-	_, err := w.exec("INSERT INTO meta (key, value) VALUES ('mango_generation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", w.ixs.gen)
+// iw.ixs, published on commit).
+func (iw *indexWriter) bumpIndexGen() error {
+	iw.ixs.gen++
+	_, err := iw.t.exec("INSERT INTO meta (key, value) VALUES ('mango_generation', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", iw.ixs.gen)
 	return err
 }
 
@@ -358,7 +358,7 @@ type builtEntry struct {
 // buildIndex indexes every live document, a page at a time. Entries are
 // inserted in key order, runs of up to buildSort at once: inserting in
 // document order would land each one on a random page of the B-tree.
-func (w *wtx) buildIndex(ix *storedIndex) error {
+func (iw *indexWriter) buildIndex(ix *storedIndex) error {
 	after := int64(-1)
 	var key []byte
 	one := &ixSet{list: []*storedIndex{ix}}
@@ -366,21 +366,21 @@ func (w *wtx) buildIndex(ix *storedIndex) error {
 	insertRun := func() error {
 		sort.Slice(run, func(i, j int) bool { return bytes.Compare(run[i].key, run[j].key) < 0 })
 		for i, e := range run {
-			w.inserts.entries = append(w.inserts.entries, entryRow{ix.id, e.key, e.revRow})
+			iw.entries = append(iw.entries, entryRow{ix.id, e.key, e.revRow})
 			if (i+1)%(10*multiRowChunk) == 0 {
-				if err := w.flush(); err != nil {
+				if err := iw.t.flush(); err != nil {
 					return err
 				}
 			}
 		}
 		run = run[:0]
-		return w.flush()
+		return iw.t.flush()
 	}
 	for {
-		if err := w.flush(); err != nil {
+		if err := iw.t.flush(); err != nil {
 			return err
 		}
-		rows, err := w.tx.QueryContext(w.ctx, `SELECT d.doc_id, d.id, d.winner, r.rev_row, r.body FROM docs d
+		rows, err := iw.t.tx.QueryContext(iw.t.ctx, `SELECT d.doc_id, d.id, d.winner, r.rev_row, r.body FROM docs d
 			JOIN revs r ON r.doc_id = d.doc_id AND r.rev = d.winner
 			WHERE d.doc_id > ? AND d.deleted = 0 ORDER BY d.doc_id LIMIT ?`, after, buildPage)
 		if err != nil {

@@ -72,55 +72,55 @@ func freshLimit(entries int64) int64 {
 
 // noteFresh records the rows this transaction put in mango_fresh and
 // merges the table when it has grown past freshLimit.
-func (w *wtx) noteFresh() error {
-	if w.freshRows == 0 {
+func (iw *indexWriter) noteFresh() error {
+	if iw.freshRows == 0 {
 		return nil
 	}
-	s, err := w.bind(qAddFreshRows)
+	s, err := iw.t.bind(qAddFreshRows)
 	if err != nil {
 		return err
 	}
 	var rows, docs int64
-	if err := s.QueryRowContext(w.ctx, w.freshRows).Scan(&rows, &docs); err != nil {
+	if err := s.QueryRowContext(iw.t.ctx, iw.freshRows).Scan(&rows, &docs); err != nil {
 		return fmt.Errorf("count fresh index entries: %w", err)
 	}
-	w.freshRows = 0
+	iw.freshRows = 0
 	n := int64(1)
-	if set := w.indexes(); set != nil {
+	if set := iw.indexes(); set != nil {
 		n = int64(max(len(set.list), 1))
 	}
-	if rows <= freshLimit((docs+w.docDelta)*n) {
+	if rows <= freshLimit((docs+iw.t.docDelta)*n) {
 		return nil
 	}
-	if err := w.mergeFresh(); err != nil {
+	if err := iw.mergeFresh(); err != nil {
 		return fmt.Errorf("merge fresh index entries: %w", err)
 	}
-	return w.clearFresh()
+	return iw.clearFresh()
 }
 
 // mergeFresh copies mango_fresh into mango_entries.
-func (w *wtx) mergeFresh() error {
+func (iw *indexWriter) mergeFresh() error {
 	var want int64
-	if err := w.queryRow(qCountFresh).Scan(&want); err != nil {
+	if err := iw.t.queryRow(qCountFresh).Scan(&want); err != nil {
 		return err
 	}
-	res, err := w.exec(qMergeFresh)
+	res, err := iw.t.exec(qMergeFresh)
 	if err != nil {
 		return err
 	}
 	if got, err := res.RowsAffected(); err != nil || got == want {
 		return err
 	}
-	_, err = w.exec(qMergeReplace)
+	_, err = iw.t.exec(qMergeReplace)
 	return err
 }
 
 // clearFresh empties mango_fresh and its count.
-func (w *wtx) clearFresh() error {
-	if _, err := w.exec(qClearFresh); err != nil {
+func (iw *indexWriter) clearFresh() error {
+	if _, err := iw.t.exec(qClearFresh); err != nil {
 		return fmt.Errorf("clear fresh index entries: %w", err)
 	}
-	if _, err := w.exec(qResetFreshRows); err != nil {
+	if _, err := iw.t.exec(qResetFreshRows); err != nil {
 		return fmt.Errorf("clear fresh index entries: %w", err)
 	}
 	return nil

@@ -60,7 +60,7 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 		return nil, err
 	}
 	defer db.leave()
-	err := db.update(ctx, func(w *wtx) error {
+	err := db.writeDocs(ctx, attWriter{}, func(w *docWriter) error {
 		return w.purge(ids, func(st *docState) []revtree.Rev { return parsed[st.id] }, req, out)
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 // revisions to remove from a stored document. out gets the removed
 // revisions of every id; the requests are recorded as purge infos, with
 // the revisions of given (nil: those pick named).
-func (w *wtx) purge(ids []string, pick func(st *docState) []revtree.Rev, given map[string][]string, out map[string][]string) error {
+func (w *docWriter) purge(ids []string, pick func(st *docState) []revtree.Rev, given map[string][]string, out map[string][]string) error {
 	docs := make([]*couchdoc.Doc, len(ids))
 	for i, id := range ids {
 		docs[i] = &couchdoc.Doc{ID: id}
@@ -134,14 +134,14 @@ func RevShape(s string) bool {
 // go (their attachment content waits for Compact). The indexes follow the
 // winner, as for any write: a document purged whole leaves them, and a
 // design document takes its indexes with it.
-func (w *wtx) purgeDoc(st *docState) error {
+func (w *docWriter) purgeDoc(st *docState) error {
 	oldWin, oldLive := st.win, st.live
 	gone := revtree.Node{Deleted: true} // what the indexes see of a document purged whole
 	wn := gone
 	if len(st.tree.Nodes) > 0 {
 		wn = st.tree.Nodes[st.tree.Leaves()[0]]
 	}
-	if err := w.unindex(st, oldWin, oldLive, wn); err != nil {
+	if err := w.index.unindex(st, oldWin, oldLive, wn); err != nil {
 		return err
 	}
 	w.count(st.live, st.dead, -1)
@@ -152,7 +152,7 @@ func (w *wtx) purgeDoc(st *docState) error {
 		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM docs WHERE doc_id = ?", st.docID); err != nil {
 			return err
 		}
-		return w.reindex(st, oldWin, oldLive, gone, nil)
+		return w.index.reindex(st, oldWin, oldLive, gone, nil)
 	}
 	t := st.tree
 	leaves := t.Leaves()
@@ -181,7 +181,7 @@ func (w *wtx) purgeDoc(st *docState) error {
 			}
 		}
 	}
-	return w.reindex(st, oldWin, oldLive, wn, nil)
+	return w.index.reindex(st, oldWin, oldLive, wn, nil)
 }
 
 // recordPurges appends one purge info per request and drops the oldest

@@ -49,8 +49,7 @@ func (db *DB) ResolveConflict(ctx context.Context, id, keep string, merged *couc
 		defer db.unstage(ctx, staged)
 	}
 	res := &Resolution{}
-	err := db.update(ctx, func(w *wtx) error {
-		w.staged = staged
+	err := db.writeDocs(ctx, attWriter{staged: staged}, func(w *docWriter) error {
 		states, err := w.preload([]*couchdoc.Doc{{ID: id}})
 		if err != nil {
 			return err

@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
-	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/localdb/revtree"
 )
 
-// wtx is one write transaction on the writer connection.
+// wtx is one write transaction on the writer connection: its statements,
+// its sequence, the rowids it hands out, the document counts it changes
+// and the docs and revs rows it buffers. What a document's write changes
+// besides its rows (attachment staging, index maintenance) is held by the
+// document writer (docWriter); a part with state of its own hooks into the
+// transaction as a txPart.
 type wtx struct {
 	db      *DB
 	ctx     context.Context
@@ -17,31 +19,36 @@ type wtx struct {
 	seq     int64                // highest sequence assigned so far
 	bound   map[string]*sql.Stmt // the writer's statements bound to tx
 	inserts insertBuffer         // buffered inserts of new documents
-	// staged holds the attachment bodies streamed in before the batch.
-	staged map[*couchdoc.Attachment]*stagedContent
 	// docIDs and revRows hand out doc_id and rev_row (see nextRow).
 	docIDs, revRows rowCounter
 	// docDelta and delDelta change the stored document counts.
 	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
 	fed bool
-	// ixs is the index set as changed by this transaction (nil: unchanged),
-	// published on commit.
-	ixs *ixSet
-	// oldKeys are the index keys of oldKeysOf's old winner, one per index
-	// of the set (nil: not in it), from unindex for reindex; keyBuf is
-	// reindex's scratch key.
-	oldKeys   [][]byte
-	oldKeysOf *docState
-	keyBuf    []byte
-	// keyArena holds the keys of buffered entries (see addEntry).
-	keyArena []byte
-	// freshRows counts the rows this transaction inserted into mango_fresh.
-	freshRows int64
-	// lazy lets replicated stubs the store lacks be recorded as missing
-	// (BulkDocsLazy).
-	lazy bool
+	// parts are the hooked parts, in the order they were added.
+	parts []txPart
 }
+
+// txPart is the per-transaction state of one of the store's parts (the
+// indexes) that the transaction drives through its life: buffered rows go
+// in with the transaction's own, the part finishes its writes before the
+// commit and publishes what changed after it, and a savepoint rolled back
+// undoes the part's changes in memory with the transaction's.
+type txPart interface {
+	// flush writes the part's buffered rows, after the transaction's own.
+	flush() error
+	// beforeCommit finishes the part's writes; its error rolls back.
+	beforeCommit() error
+	// afterCommit publishes what the transaction changed: called after
+	// the commit, before feed readers wake.
+	afterCommit()
+	// save returns what restores the part as it is now (its buffered rows
+	// dropped), for a savepoint that is rolled back.
+	save() (restore func())
+}
+
+// addPart hooks p into the transaction.
+func (w *wtx) addPart(p txPart) { w.parts = append(w.parts, p) }
 
 // update runs fn in one write transaction; fn's error rolls it back.
 // Callers are inside enter/leave.
@@ -70,16 +77,6 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return fmt.Errorf("read update seq: %w", err)
 	}
-	// Another process may have changed the indexes since our last look.
-	gs, err := w.bind(qIndexGen)
-	if err != nil {
-		tx.Rollback()
-		return err
-	}
-	if _, err := db.currentSet(ctx, tx, gs); err != nil {
-		tx.Rollback()
-		return err
-	}
 	if err := fn(w); err != nil {
 		tx.Rollback()
 		return err
@@ -88,9 +85,11 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return err
 	}
-	if err := w.noteFresh(); err != nil {
-		tx.Rollback()
-		return err
+	for _, p := range w.parts {
+		if err := p.beforeCommit(); err != nil {
+			tx.Rollback()
+			return err
+		}
 	}
 	if err := w.saveCounts(); err != nil {
 		tx.Rollback()
@@ -100,8 +99,8 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	db.afterCommit(ctx)
-	if w.ixs != nil {
-		db.ixs.Store(w.ixs)
+	for _, p := range w.parts {
+		p.afterCommit()
 	}
 	if w.fed {
 		db.committed(w.seq)
@@ -123,6 +122,67 @@ func (w *wtx) saveCounts() error {
 		}
 	}
 	return nil
+}
+
+// count applies a document's move in or out of the live (live) or deleted
+// (dead) documents, by d, to the counts.
+func (w *wtx) count(live, dead bool, d int64) {
+	if live {
+		w.docDelta += d
+	}
+	if dead {
+		w.delDelta += d
+	}
+}
+
+// withSavepoint runs fn so that its writes are undone if it fails, when the
+// document stores attachment bytes (the only multi-step per-doc write that
+// can fail half way on bad input).
+func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, error) {
+	if !needed {
+		return fn()
+	}
+	// Buffered rows go in before the savepoint, or a rollback would drop them.
+	if err := w.flush(); err != nil {
+		return "", err
+	}
+	if err := w.execBound(qSavepoint); err != nil {
+		return "", err
+	}
+	// The savepoint undoes the rows fn wrote; what fn changed in memory (rows
+	// buffered after the flush above, counts, the sequence, the parts'
+	// state) is undone here, or a buffered row of the failed document would
+	// be flushed later.
+	seq, docDelta, delDelta := w.seq, w.docDelta, w.delDelta
+	restores := make([]func(), len(w.parts))
+	for i, p := range w.parts {
+		restores[i] = p.save()
+	}
+	rev, err := fn()
+	if err != nil {
+		w.inserts = insertBuffer{}
+		w.seq, w.docDelta, w.delDelta = seq, docDelta, delDelta
+		for _, restore := range restores {
+			restore()
+		}
+		if rerr := w.execBound(qRollbackTo); rerr != nil {
+			return "", rerr
+		}
+	}
+	if rerr := w.execBound(qRelease); rerr != nil {
+		return "", rerr
+	}
+	return rev, err
+}
+
+// execBound runs a prepared statement without flushing the buffered rows.
+func (w *wtx) execBound(query string) error {
+	s, err := w.bind(query)
+	if err != nil {
+		return err
+	}
+	_, err = s.ExecContext(w.ctx)
+	return err
 }
 
 // stmt returns the writer's prepared statement for query, bound to the
@@ -174,179 +234,6 @@ func (w *wtx) queryRow(query string, args ...any) *sql.Row {
 		return w.tx.QueryRowContext(w.ctx, query, args...)
 	}
 	return s.QueryRowContext(w.ctx, args...)
-}
-
-// docState is one document's tree as loaded for a write.
-type docState struct {
-	docID int64 // 0 for a document not yet stored
-	seq   int64 // set by reads only
-	// live and dead tell whether the stored winner is live or deleted
-	// (both false for a document not yet stored).
-	live, dead bool
-	id         string
-	win        string // the stored winner's rev ("" for a new document)
-	tree       *revtree.Tree
-	orig       []byte // the tree's encoding when loaded
-}
-
-func (st *docState) setTree(enc []byte) error {
-	t, err := revtree.Unmarshal(enc)
-	if err != nil {
-		return fmt.Errorf("doc %q: %w", st.id, err)
-	}
-	st.tree, st.orig = t, enc
-	if w := t.Winner(); w >= 0 {
-		st.win = t.Nodes[w].Rev.String()
-		st.dead = t.Nodes[w].Deleted
-		st.live = !st.dead
-	}
-	return nil
-}
-
-// revWrite is a revision body to store with a document.
-type revWrite struct {
-	rev  string
-	body []byte
-	atts []*storedAtt
-	// row is the rev_row the body was stored at, 0 until it is (or when
-	// the revision already had one).
-	row int64
-}
-
-// saveDoc stems the tree, writes the docs row at a new sequence, stores the
-// new bodies and drops those of stemmed revisions. It reports false (and
-// writes nothing) when the tree did not change.
-func (w *wtx) saveDoc(st *docState, bodies []revWrite) (bool, error) {
-	oldWin, oldLive := st.win, st.live
-	removed := st.tree.Stem(w.db.RevsLimit())
-	enc := st.tree.Marshal()
-	if st.docID != 0 && string(enc) == string(st.orig) {
-		return false, w.insertBodies(st, bodies)
-	}
-	win := st.tree.Winner()
-	if win < 0 {
-		return false, fmt.Errorf("doc %q: empty revision tree", st.id)
-	}
-	wn := st.tree.Nodes[win]
-	conflicted := false
-	for _, l := range st.tree.Leaves()[1:] {
-		if !st.tree.Nodes[l].Deleted {
-			conflicted = true
-			break
-		}
-	}
-	// The old winner's entries go before its body may be stemmed away.
-	if err := w.unindex(st, oldWin, oldLive, wn); err != nil {
-		return false, err
-	}
-	w.seq++
-	w.fed = true
-	if st.docID == 0 {
-		if err := w.insertNew(st, wn, conflicted, enc, bodies); err != nil {
-			return false, err
-		}
-		return true, w.reindex(st, oldWin, oldLive, wn, bodies)
-	}
-	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
-		return false, fmt.Errorf("update doc %q: %w", st.id, err)
-	}
-	st.orig = enc
-	w.count(st.live, st.dead, -1)
-	st.live, st.dead = !wn.Deleted, wn.Deleted
-	w.count(st.live, st.dead, 1)
-	for _, r := range removed {
-		if _, err := w.exec(qDeleteRev, st.docID, r.String()); err != nil {
-			return false, fmt.Errorf("drop stemmed rev: %w", err)
-		}
-	}
-	if err := w.insertBodies(st, bodies); err != nil {
-		return false, err
-	}
-	return true, w.reindex(st, oldWin, oldLive, wn, bodies)
-}
-
-// insertNew writes the rows of a document new to the store: buffered in
-// w.inserts (multi-row inserts) unless it has attachments.
-func (w *wtx) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
-	id, err := w.nextRow(&w.docIDs, qMaxDocID)
-	if err != nil {
-		return err
-	}
-	st.docID, st.orig = id, enc
-	st.live, st.dead = !wn.Deleted, wn.Deleted
-	w.count(st.live, st.dead, 1)
-	if !hasAtts(bodies) {
-		w.inserts.docs = append(w.inserts.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
-		for i, b := range bodies {
-			if st.tree.Find(mustRev(b.rev)) >= 0 {
-				row, err := w.nextRow(&w.revRows, qMaxRevRow)
-				if err != nil {
-					return err
-				}
-				w.inserts.revs = append(w.inserts.revs, row, id, b.rev, b.body)
-				bodies[i].row = row
-			}
-		}
-		return nil
-	}
-	if _, err := w.exec(qInsertDoc, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc); err != nil {
-		return fmt.Errorf("insert doc %q: %w", st.id, err)
-	}
-	return w.insertBodies(st, bodies)
-}
-
-func hasAtts(bodies []revWrite) bool {
-	for _, b := range bodies {
-		if len(b.atts) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-func (w *wtx) count(live, dead bool, d int64) {
-	if live {
-		w.docDelta += d
-	}
-	if dead {
-		w.delDelta += d
-	}
-}
-
-func (w *wtx) insertBodies(st *docState, bodies []revWrite) error {
-	for i, b := range bodies {
-		if st.tree.Find(mustRev(b.rev)) < 0 {
-			continue // stemmed away at once
-		}
-		row, err := w.nextRow(&w.revRows, qMaxRevRow)
-		if err != nil {
-			return err
-		}
-		res, err := w.exec(qInsertRev,
-			row, st.docID, b.rev, b.body, len(b.atts) > 0)
-		if err != nil {
-			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			continue // stored before, at another row
-		}
-		bodies[i].row = row
-		for _, a := range b.atts {
-			if _, err := w.exec(qInsertRevAtt,
-				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos, a.Missing, a.Encoding); err != nil {
-				return fmt.Errorf("insert attachment %q of %q: %w", a.Name, st.id, err)
-			}
-		}
-	}
-	return nil
-}
-
-func mustRev(s string) revtree.Rev {
-	r, err := revtree.ParseRev(s)
-	if err != nil {
-		panic("localdb: bad internal rev " + s)
-	}
-	return r
 }
 
 // bumpSeq advances the update sequence without a document moving, as

@@ -41,7 +41,7 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 	defer db.leave()
 	doc := &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}
 	var newRev string
-	err := db.update(ctx, func(w *wtx) error {
+	err := db.writeDocs(ctx, attWriter{}, func(w *docWriter) error {
 		states, err := w.preload([]*couchdoc.Doc{doc})
 		if err != nil {
 			return err
@@ -87,9 +87,7 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 		return nil, err
 	}
 	defer db.unstage(ctx, staged)
-	err = db.update(ctx, func(w *wtx) error {
-		w.staged = staged
-		w.lazy = lazy
+	err = db.writeDocs(ctx, attWriter{staged: staged, lazy: lazy}, func(w *docWriter) error {
 		states, err := w.preload(docs)
 		if err != nil {
 			return err
@@ -197,48 +195,6 @@ func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
 	return states, nil
 }
 
-// withSavepoint runs fn so that its writes are undone if it fails, when the
-// document stores attachment bytes (the only multi-step per-doc write that
-// can fail half way on bad input).
-func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, error) {
-	if !needed {
-		return fn()
-	}
-	// Buffered rows go in before the savepoint, or a rollback would drop them.
-	if err := w.flush(); err != nil {
-		return "", err
-	}
-	if err := w.execBound(qSavepoint); err != nil {
-		return "", err
-	}
-	// The savepoint undoes the rows fn wrote; what fn changed in memory (rows
-	// buffered after the flush above, counts, the sequence) is undone here,
-	// or a buffered row of the failed document would be flushed later.
-	seq, docDelta, delDelta, ixs := w.seq, w.docDelta, w.delDelta, w.ixs
-	rev, err := fn()
-	if err != nil {
-		w.inserts = insertBuffer{}
-		w.seq, w.docDelta, w.delDelta, w.ixs = seq, docDelta, delDelta, ixs
-		if rerr := w.execBound(qRollbackTo); rerr != nil {
-			return "", rerr
-		}
-	}
-	if rerr := w.execBound(qRelease); rerr != nil {
-		return "", rerr
-	}
-	return rev, err
-}
-
-// execBound runs a prepared statement without flushing the buffered rows.
-func (w *wtx) execBound(query string) error {
-	s, err := w.bind(query)
-	if err != nil {
-		return err
-	}
-	_, err = s.ExecContext(w.ctx)
-	return err
-}
-
 func hasBytes(atts map[string]*couchdoc.Attachment) bool {
 	for _, a := range atts {
 		if !a.Stub {
@@ -249,7 +205,7 @@ func hasBytes(atts map[string]*couchdoc.Attachment) bool {
 }
 
 // putEdit applies one new_edits=true write.
-func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+func (w *docWriter) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
 	if err := couchdoc.ValidateDocID(doc.ID); err != nil {
 		return "", err
 	}
@@ -308,7 +264,7 @@ func (w *wtx) putEdit(states map[string]*docState, doc *couchdoc.Doc) (string, e
 			}
 			cands = append(cands, all[parentRev])
 		}
-		atts, err := w.resolveAtts(doc.ID, doc.Attachments, cands, gen, false)
+		atts, err := w.atts.resolve(doc.ID, doc.Attachments, cands, gen, false)
 		if err != nil {
 			return "", err
 		}
@@ -355,7 +311,7 @@ func replicatedRev(doc *couchdoc.Doc) (rev string, path []revtree.Rev, body []by
 }
 
 // putReplicated merges one new_edits=false document.
-func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
+func (w *docWriter) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (string, error) {
 	rev, path, body, err := replicatedRev(doc)
 	if err != nil {
 		return "", err
@@ -388,7 +344,7 @@ func (w *wtx) putReplicated(states map[string]*docState, doc *couchdoc.Doc) (str
 				}
 			}
 		}
-		atts, err := w.resolveAtts(doc.ID, doc.Attachments, cands, path[0].Gen, true)
+		atts, err := w.atts.resolve(doc.ID, doc.Attachments, cands, path[0].Gen, true)
 		if err != nil {
 			return "", err
 		}

@@ -14,7 +14,7 @@ import (
 // readers until the batch commits. Safe for concurrent use.
 type Batch struct {
 	mu     gosync.Mutex
-	w      *wtx // nil once the batch is over
+	w      *docWriter // nil once the batch is over
 	states map[string]*docState
 	// err dooms the batch: an error other than a document's refusal
 	// (I/O, a closed database) leaves the transaction in no state to
@@ -40,7 +40,7 @@ func (db *DB) Batch(ctx context.Context, fn func(b *Batch) error) error {
 	defer db.leave()
 	b := &Batch{states: map[string]*docState{}}
 	defer b.end()
-	return db.update(ctx, func(w *wtx) error {
+	return db.writeDocs(ctx, attWriter{}, func(w *docWriter) error {
 		b.mu.Lock()
 		b.w = w
 		b.mu.Unlock()

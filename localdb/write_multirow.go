@@ -1,10 +1,7 @@
 package localdb
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -18,9 +15,8 @@ import (
 const multiRowChunk = 100
 
 const (
-	docCols   = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
-	revCols   = 4 // rev_row, doc_id, rev, body
-	entryCols = 3 // ix_id, key, rev_row
+	docCols = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
+	revCols = 4 // rev_row, doc_id, rev, body
 )
 
 func multiInsert(head string, cols, rows int, tail string) string {
@@ -36,36 +32,20 @@ func insertRevsQuery(rows int) string {
 	return multiInsert("INSERT INTO revs (rev_row, doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
 }
 
-// insertEntriesQuery inserts rows index entries into table (mango_entries
-// or mango_fresh).
-func insertEntriesQuery(table string, rows int) string {
-	return multiInsert("INSERT OR IGNORE INTO "+table+" (ix_id, key, rev_row)", entryCols, rows, "")
-}
-
 var (
-	qInsertDocsChunk    = insertDocsQuery(multiRowChunk)
-	qInsertRevsChunk    = insertRevsQuery(multiRowChunk)
-	qInsertEntriesChunk = insertEntriesQuery(tEntries, multiRowChunk)
-	qInsertFreshChunk   = insertEntriesQuery(tFresh, multiRowChunk)
+	qInsertDocsChunk = insertDocsQuery(multiRowChunk)
+	qInsertRevsChunk = insertRevsQuery(multiRowChunk)
 )
 
-// insertBuffer holds buffered rows as flat argument lists.
+// insertBuffer holds buffered docs and revs rows as flat argument lists
+// (the index entries are buffered by the index part, indexWriter).
 type insertBuffer struct {
-	docs    []any
-	revs    []any
-	entries []entryRow // mango_entries rows (index builds)
-	fresh   []entryRow // mango_fresh rows (documents' writes)
-}
-
-// entryRow is a buffered mango_entries row.
-type entryRow struct {
-	ix     int64
-	key    []byte
-	revRow int64
+	docs []any
+	revs []any
 }
 
 func (p *insertBuffer) empty() bool {
-	return len(p.docs) == 0 && len(p.revs) == 0 && len(p.entries) == 0 && len(p.fresh) == 0
+	return len(p.docs) == 0 && len(p.revs) == 0
 }
 
 // rowCounter is the highest rowid of a table handed out in a transaction,
@@ -94,26 +74,23 @@ func (w *wtx) nextRow(c *rowCounter, maxQuery string) (int64, error) {
 	return c.last, nil
 }
 
-// flush writes the buffered rows.
+// flush writes the buffered rows: the transaction's, then its parts'.
 func (w *wtx) flush() error {
-	if w.inserts.empty() {
-		return nil
+	if !w.inserts.empty() {
+		docs, revs := w.inserts.docs, w.inserts.revs
+		w.inserts = insertBuffer{}
+		if err := w.flushRows(docs, docCols, qInsertDocsChunk, insertDocsQuery); err != nil {
+			return fmt.Errorf("insert docs: %w", err)
+		}
+		if err := w.flushRows(revs, revCols, qInsertRevsChunk, insertRevsQuery); err != nil {
+			return fmt.Errorf("insert revs: %w", err)
+		}
 	}
-	docs, revs, entries, fresh := w.inserts.docs, w.inserts.revs, w.inserts.entries, w.inserts.fresh
-	w.inserts = insertBuffer{}
-	if err := w.flushRows(docs, docCols, qInsertDocsChunk, insertDocsQuery); err != nil {
-		return fmt.Errorf("insert docs: %w", err)
+	for _, p := range w.parts {
+		if err := p.flush(); err != nil {
+			return err
+		}
 	}
-	if err := w.flushRows(revs, revCols, qInsertRevsChunk, insertRevsQuery); err != nil {
-		return fmt.Errorf("insert revs: %w", err)
-	}
-	if err := w.flushEntries(tEntries, entries); err != nil {
-		return fmt.Errorf("insert index entries: %w", err)
-	}
-	if err := w.flushEntries(tFresh, fresh); err != nil {
-		return fmt.Errorf("insert index entries: %w", err)
-	}
-	w.freshRows += int64(len(fresh))
 	return nil
 }
 
@@ -140,60 +117,6 @@ func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int)
 			return err
 		}
 		args = args[n*cols:]
-	}
-	return nil
-}
-
-// addEntry buffers a document's new index entry (for mango_fresh); key is
-// copied.
-func (w *wtx) addEntry(ix int64, key []byte, revRow int64) {
-	if len(w.keyArena)+len(key) > cap(w.keyArena) {
-		w.keyArena = make([]byte, 0, max(64<<10, len(key)))
-	}
-	start := len(w.keyArena)
-	w.keyArena = append(w.keyArena, key...)
-	w.inserts.fresh = append(w.inserts.fresh, entryRow{ix, w.keyArena[start:len(w.keyArena):len(w.keyArena)], revRow})
-}
-
-// flushEntries inserts buffered index entries into table, sorted by index
-// then key: a batch's entries then go along each index's B-tree, page after
-// page, rather than each to a random page.
-func (w *wtx) flushEntries(table string, rows []entryRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	slices.SortFunc(rows, func(a, b entryRow) int {
-		if a.ix != b.ix {
-			return cmp.Compare(a.ix, b.ix)
-		}
-		return bytes.Compare(a.key, b.key)
-	})
-	args := make([]any, 0, min(len(rows), multiRowChunk)*entryCols)
-	for len(rows) > 0 {
-		n := multiRowChunk
-		q := qInsertEntriesChunk
-		if table == tFresh {
-			q = qInsertFreshChunk
-		}
-		if len(rows) < multiRowChunk {
-			n = 1
-			for n*2 <= len(rows) {
-				n *= 2
-			}
-			q = insertEntriesQuery(table, n)
-		}
-		s, err := w.bind(q)
-		if err != nil {
-			return err
-		}
-		args = args[:0]
-		for _, r := range rows[:n] {
-			args = append(args, r.ix, r.key, r.revRow)
-		}
-		if _, err := s.ExecContext(w.ctx, args...); err != nil {
-			return err
-		}
-		rows = rows[n:]
 	}
 	return nil
 }

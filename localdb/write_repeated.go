@@ -67,7 +67,7 @@ func findRepeats(docs []*couchdoc.Doc, states map[string]*docState) map[string]*
 
 // mergeRepeated merges one entry of a repeated document into its tree and
 // keeps its body for saveRepeated; it returns what putReplicated would.
-func (w *wtx) mergeRepeated(states map[string]*docState, doc *couchdoc.Doc, rep *repeatedDoc) (string, error) {
+func (w *docWriter) mergeRepeated(states map[string]*docState, doc *couchdoc.Doc, rep *repeatedDoc) (string, error) {
 	rev, path, body, err := replicatedRev(doc)
 	if err != nil {
 		return "", err
@@ -83,7 +83,7 @@ func (w *wtx) mergeRepeated(states map[string]*docState, doc *couchdoc.Doc, rep 
 
 // saveRepeated saves a repeated document whose tree grew. Its error is the
 // batch's: the entries were checked by mergeRepeated.
-func (w *wtx) saveRepeated(st *docState, rep *repeatedDoc) error {
+func (w *docWriter) saveRepeated(st *docState, rep *repeatedDoc) error {
 	if len(rep.writes) == 0 {
 		return nil
 	}

@@ -1,0 +1,196 @@
+package localdb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/settee/settee/localdb/revtree"
+)
+
+// docWriter writes documents in one write transaction: their rows through
+// the transaction (wtx), and through its parts what a document's write
+// changes besides: the attachments it stores or names (attWriter) and the
+// index entries of its winner (indexWriter). A _bulk_docs batch, a Batch,
+// a purge and a conflict's resolution each go through one.
+type docWriter struct {
+	*wtx
+	atts  attWriter
+	index indexWriter
+}
+
+// writeDocs runs fn in one write transaction through a document writer
+// whose attachment part has atts' staged bodies and lazy flag.
+func (db *DB) writeDocs(ctx context.Context, atts attWriter, fn func(w *docWriter) error) error {
+	return db.update(ctx, func(t *wtx) error {
+		w := &docWriter{wtx: t, atts: atts}
+		w.atts.t = t
+		if err := w.index.begin(t); err != nil {
+			return err
+		}
+		return fn(w)
+	})
+}
+
+// docState is one document's tree as loaded for a write.
+type docState struct {
+	docID int64 // 0 for a document not yet stored
+	seq   int64 // set by reads only
+	// live and dead tell whether the stored winner is live or deleted
+	// (both false for a document not yet stored).
+	live, dead bool
+	id         string
+	win        string // the stored winner's rev ("" for a new document)
+	tree       *revtree.Tree
+	orig       []byte // the tree's encoding when loaded
+}
+
+func (st *docState) setTree(enc []byte) error {
+	t, err := revtree.Unmarshal(enc)
+	if err != nil {
+		return fmt.Errorf("doc %q: %w", st.id, err)
+	}
+	st.tree, st.orig = t, enc
+	if w := t.Winner(); w >= 0 {
+		st.win = t.Nodes[w].Rev.String()
+		st.dead = t.Nodes[w].Deleted
+		st.live = !st.dead
+	}
+	return nil
+}
+
+// revWrite is a revision body to store with a document.
+type revWrite struct {
+	rev  string
+	body []byte
+	atts []*storedAtt
+	// row is the rev_row the body was stored at, 0 until it is (or when
+	// the revision already had one).
+	row int64
+}
+
+// saveDoc stems the tree, writes the docs row at a new sequence, stores the
+// new bodies and drops those of stemmed revisions. It reports false (and
+// writes nothing) when the tree did not change.
+func (w *docWriter) saveDoc(st *docState, bodies []revWrite) (bool, error) {
+	oldWin, oldLive := st.win, st.live
+	removed := st.tree.Stem(w.db.RevsLimit())
+	enc := st.tree.Marshal()
+	if st.docID != 0 && string(enc) == string(st.orig) {
+		return false, w.insertBodies(st, bodies)
+	}
+	win := st.tree.Winner()
+	if win < 0 {
+		return false, fmt.Errorf("doc %q: empty revision tree", st.id)
+	}
+	wn := st.tree.Nodes[win]
+	conflicted := false
+	for _, l := range st.tree.Leaves()[1:] {
+		if !st.tree.Nodes[l].Deleted {
+			conflicted = true
+			break
+		}
+	}
+	// The old winner's entries go before its body may be stemmed away.
+	if err := w.index.unindex(st, oldWin, oldLive, wn); err != nil {
+		return false, err
+	}
+	w.seq++
+	w.fed = true
+	if st.docID == 0 {
+		if err := w.insertNew(st, wn, conflicted, enc, bodies); err != nil {
+			return false, err
+		}
+		return true, w.index.reindex(st, oldWin, oldLive, wn, bodies)
+	}
+	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
+		return false, fmt.Errorf("update doc %q: %w", st.id, err)
+	}
+	st.orig = enc
+	w.count(st.live, st.dead, -1)
+	st.live, st.dead = !wn.Deleted, wn.Deleted
+	w.count(st.live, st.dead, 1)
+	for _, r := range removed {
+		if _, err := w.exec(qDeleteRev, st.docID, r.String()); err != nil {
+			return false, fmt.Errorf("drop stemmed rev: %w", err)
+		}
+	}
+	if err := w.insertBodies(st, bodies); err != nil {
+		return false, err
+	}
+	return true, w.index.reindex(st, oldWin, oldLive, wn, bodies)
+}
+
+// insertNew writes the rows of a document new to the store: buffered in
+// w.inserts (multi-row inserts) unless it has attachments.
+func (w *docWriter) insertNew(st *docState, wn revtree.Node, conflicted bool, enc []byte, bodies []revWrite) error {
+	id, err := w.nextRow(&w.docIDs, qMaxDocID)
+	if err != nil {
+		return err
+	}
+	st.docID, st.orig = id, enc
+	st.live, st.dead = !wn.Deleted, wn.Deleted
+	w.count(st.live, st.dead, 1)
+	if !hasAtts(bodies) {
+		w.inserts.docs = append(w.inserts.docs, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc)
+		for i, b := range bodies {
+			if st.tree.Find(mustRev(b.rev)) >= 0 {
+				row, err := w.nextRow(&w.revRows, qMaxRevRow)
+				if err != nil {
+					return err
+				}
+				w.inserts.revs = append(w.inserts.revs, row, id, b.rev, b.body)
+				bodies[i].row = row
+			}
+		}
+		return nil
+	}
+	if _, err := w.exec(qInsertDoc, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc); err != nil {
+		return fmt.Errorf("insert doc %q: %w", st.id, err)
+	}
+	return w.insertBodies(st, bodies)
+}
+
+func hasAtts(bodies []revWrite) bool {
+	for _, b := range bodies {
+		if len(b.atts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *docWriter) insertBodies(st *docState, bodies []revWrite) error {
+	for i, b := range bodies {
+		if st.tree.Find(mustRev(b.rev)) < 0 {
+			continue // stemmed away at once
+		}
+		row, err := w.nextRow(&w.revRows, qMaxRevRow)
+		if err != nil {
+			return err
+		}
+		res, err := w.exec(qInsertRev,
+			row, st.docID, b.rev, b.body, len(b.atts) > 0)
+		if err != nil {
+			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // stored before, at another row
+		}
+		bodies[i].row = row
+		for _, a := range b.atts {
+			if _, err := w.exec(qInsertRevAtt,
+				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos, a.Missing, a.Encoding); err != nil {
+				return fmt.Errorf("insert attachment %q of %q: %w", a.Name, st.id, err)
+			}
+		}
+	}
+	return nil
+}
+
+func mustRev(s string) revtree.Rev {
+	r, err := revtree.ParseRev(s)
+	if err != nil {
+		panic("localdb: bad internal rev " + s)
+	}
+	return r
+}
