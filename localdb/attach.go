@@ -60,16 +60,16 @@ func (w *wtx) insertContent(digest string, length int64, key string) error {
 	if key != "" && key != digest {
 		chunks = key
 	}
-	if _, err := w.exec(qInsertContent, digest, length, chunks); err != nil {
+	if _, err := w.Exec(qInsertContent, digest, length, chunks); err != nil {
 		return err
 	}
-	_, err := w.exec(qHoldContent, digest)
+	_, err := w.Exec(qHoldContent, digest)
 	return err
 }
 
 func (w *wtx) haveContent(digest string) (bool, error) {
 	var one int
-	err := w.queryRow(qHaveContent, digest).Scan(&one)
+	err := w.QueryRow(qHaveContent, digest).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

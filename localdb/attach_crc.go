@@ -29,7 +29,7 @@ func chunkCRC(b []byte) int64 { return int64(crc32.Checksum(b, castagnoli)) }
 
 // insertChunk stores chunk idx of the content under key.
 func (w *wtx) insertChunk(key string, idx int64, data []byte) error {
-	_, err := w.exec(qInsertChunk, key, idx, data, chunkCRC(data))
+	_, err := w.Exec(qInsertChunk, key, idx, data, chunkCRC(data))
 	return err
 }
 

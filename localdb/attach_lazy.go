@@ -35,7 +35,7 @@ func (w *wtx) absentAtt(name string, a *couchdoc.Attachment) (*storedAtt, error)
 	if a.Length < 0 || a.RevPos <= 0 {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "attachment stub %q needs its length and revpos", name)
 	}
-	if _, err := w.exec(qInsertAbsent, a.Digest, a.Length); err != nil {
+	if _, err := w.Exec(qInsertAbsent, a.Digest, a.Length); err != nil {
 		return nil, fmt.Errorf("record attachment %q: %w", name, err)
 	}
 	var length int64
@@ -215,7 +215,7 @@ func (db *DB) EvictAttachment(ctx context.Context, id, name string) error {
 		if held > 0 {
 			return nil
 		}
-		if _, err := w.exec(qDeleteContentChunks, digest); err != nil {
+		if _, err := w.Exec(qDeleteContentChunks, digest); err != nil {
 			return err
 		}
 		_, err = w.tx.ExecContext(ctx, "UPDATE att_content SET present = 0, chunks = NULL WHERE digest = ?", digest)

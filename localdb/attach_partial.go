@@ -232,7 +232,7 @@ func (db *DB) dropPartial(ctx context.Context, p *partial) {
 }
 
 func (w *wtx) deletePartial(digest, key string) error {
-	if _, err := w.exec(qDeleteChunks, key); err != nil {
+	if _, err := w.Exec(qDeleteChunks, key); err != nil {
 		return err
 	}
 	_, err := w.tx.ExecContext(w.ctx, "DELETE FROM att_partial WHERE digest = ?", digest)

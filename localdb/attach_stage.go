@@ -125,7 +125,7 @@ func (db *DB) unstage(ctx context.Context, staged map[*couchdoc.Attachment]*stag
 	// Best effort even when ctx is done; Compact removes leftovers.
 	db.update(context.WithoutCancel(ctx), func(w *wtx) error {
 		for _, s := range staged {
-			if _, err := w.exec(qDeleteChunks, s.key); err != nil {
+			if _, err := w.Exec(qDeleteChunks, s.key); err != nil {
 				return err
 			}
 		}
@@ -160,12 +160,12 @@ func (w *wtx) useStaged(a *couchdoc.Attachment, s *stagedContent, wantLen int64,
 	}
 	key := s.key
 	if s.length == 0 {
-		_, err = w.exec(qInsertEmptyChunk, s.digest)
+		_, err = w.Exec(qInsertEmptyChunk, s.digest)
 		key = ""
 	} else {
 		// Every staged chunk must still be there.
 		var n int64
-		if err = w.queryRow(qCountChunks, s.key).Scan(&n); err == nil {
+		if err = w.QueryRow(qCountChunks, s.key).Scan(&n); err == nil {
 			if want := (s.length + chunkSize - 1) / chunkSize; n != want {
 				err = fmt.Errorf("localdb: attachment %q: %d of %d staged chunks found", a.Name, n, want)
 			}

@@ -69,7 +69,7 @@ func (db *DB) Compact(ctx context.Context) error {
 				}
 				for r := range have {
 					if !leaves[r] {
-						if _, err := w.exec(qDeleteRev, it.docID, r); err != nil {
+						if _, err := w.Exec(qDeleteRev, it.docID, r); err != nil {
 							return err
 						}
 					}

@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // the SQLite driver
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/indexstore"
 )
 
 // DefaultRevsLimit is CouchDB's default _revs_limit.
@@ -36,7 +37,7 @@ type DB struct {
 
 	revsLimit atomic.Int64
 	updateSeq atomic.Int64
-	ixs       atomic.Pointer[ixSet] // the json indexes (index.go)
+	ixs       indexstore.Cache // the json indexes this handle saw last
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight
@@ -407,7 +408,7 @@ func (db *DB) SetRevsLimit(ctx context.Context, n int) error {
 	}
 	defer db.leave()
 	return db.update(ctx, func(w *wtx) error {
-		if _, err := w.exec(qSetRevsLimit, strconv.Itoa(n)); err != nil {
+		if _, err := w.Exec(qSetRevsLimit, strconv.Itoa(n)); err != nil {
 			return err
 		}
 		if err := w.bumpSeq(); err != nil { // as CouchDB's set_revs_limit

@@ -42,11 +42,30 @@
 //
 // # Mango indexes
 //
-// Design documents with "language": "query" define json indexes (index.go):
-// SQLite B-trees of CouchDB-collation-ordered keys, changed in the
-// transaction that changes a document's winning revision, built when their
-// design document arrives and rebuilt by Open after a key encoding change.
-// ScanIndex reads them; package localdb/query plans and runs _find on them.
+// Design documents with "language": "query" define json indexes, kept by
+// package localdb/internal/indexstore: SQLite B-trees of
+// CouchDB-collation-ordered keys, changed in the transaction that changes a
+// document's winning revision, built when their design document arrives
+// and rebuilt by Open after a key encoding change. ScanIndex reads them
+// (index_read.go); package localdb/query plans and runs _find on them.
+//
+// # The write path
+//
+// Every write is one transaction on the writer connection, a wtx (tx.go):
+// its bound statements, its update sequence, the rowids it hands out, the
+// changes to the document counts, and the docs and revs rows it buffers
+// for multi-row inserts (write_multirow.go). Documents are written through
+// a docWriter (write_doc.go), which holds the transaction and the two
+// parts a document's write touches besides its rows: attWriter
+// (attach_write.go), the bodies staged before the transaction and the
+// lazy flag, which resolves stubs and stores bytes; and the index part,
+// indexstore.Writer, which keeps the entries in line with each new winner.
+// A part with state of its own hooks into the transaction (txPart): its
+// buffered rows are flushed after the transaction's, it finishes before
+// the commit, publishes after it (before feeds wake), and is saved and
+// restored around a document's savepoint. A _bulk_docs batch stages its
+// streamed bodies, then makes one pass through a docWriter; a lazy
+// attachment's download stages its bytes, then one transaction fills them.
 //
 // # CouchDB semantics
 //
@@ -82,13 +101,16 @@
 //
 // # Files
 //
-// A file's prefix names the part of the store it serves: write*.go and
-// tx.go the write path (Put, BulkDocs, Batch, the write transaction and
-// its buffered multi-row inserts); attach*.go attachments (storage,
-// staging of streamed bodies, lazy and resumable downloads, chunk
-// checksums); index*.go the Mango json indexes; changes*.go the changes
-// feed (reading, counting, following, watching other processes,
-// listeners); local.go the _local documents; alldocs.go, read*.go and
-// revsdiff.go the other reads; db.go, file*.go, options.go, migrate*.go,
-// checkpoint.go and remove.go the store's life, from open to removal.
+// A file's prefix names the part of the store it serves: tx.go the write
+// transaction, write*.go the document writer (Put, BulkDocs, Batch, its
+// multi-row inserts); attach*.go attachments (storage, staging of streamed
+// bodies, the writer's attachment part, lazy and resumable downloads,
+// chunk checksums); index*.go the Mango json indexes' reads and checks;
+// changes*.go the changes feed (reading, counting, following, watching
+// other processes, listeners); local.go the _local documents; alldocs.go,
+// read*.go and revsdiff.go the other reads; db.go, file*.go, options.go,
+// migrate*.go, checkpoint.go and remove.go the store's life, from open to
+// removal. Packages under internal/ hold parts no app needs to see:
+// indexstore the Mango indexes' storage and maintenance, multirow the
+// multi-row INSERTs both writers use.
 package localdb

@@ -3,6 +3,8 @@ package localdb
 import (
 	"context"
 	"fmt"
+
+	"github.com/settee/settee/localdb/internal/indexstore"
 )
 
 // SetBatchBytes changes OpenRevsBatch's group bound for a test and returns
@@ -74,11 +76,7 @@ func (db *DB) CheckpointerStopped() bool {
 // SetFreshLimit makes every commit that leaves more than n rows in
 // mango_fresh merge them (index_fresh.go), for a test; it returns a
 // function restoring the limit.
-func SetFreshLimit(n int64) (restore func()) {
-	oldMin, oldFactor := freshMin, freshFactor
-	freshMin, freshFactor = n, 0
-	return func() { freshMin, freshFactor = oldMin, oldFactor }
-}
+func SetFreshLimit(n int64) (restore func()) { return indexstore.SetFreshLimit(n) }
 
 // FreshRows is the number of rows in mango_fresh and in mango_entries.
 func (db *DB) FreshRows(ctx context.Context) (fresh, entries int64, err error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb/internal/indexstore"
 )
 
 // checkIndexes verifies the json indexes against the documents: the
@@ -78,7 +79,7 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 		if ix == nil {
 			continue
 		}
-		if cur := set.find(ix.DDoc, ix.Name); cur == nil || cur.id != ixID {
+		if cur := set.Find(ix.DDoc, ix.Name); cur == nil || cur.ID != ixID {
 			errs = append(errs, fmt.Errorf("index %q: in-memory set disagrees with the file", k))
 		}
 		expect := map[string]int64{}
@@ -90,7 +91,7 @@ func (db *DB) checkIndexes(ctx context.Context, tx *sql.Tx) ([]error, error) {
 			if err != nil {
 				continue
 			}
-			if key, ok := entryKey(nil, ix, doc, d.id); ok {
+			if key, ok := indexstore.EntryKey(nil, ix, doc, d.id); ok {
 				expect[string(key)] = d.revRow
 			}
 		}

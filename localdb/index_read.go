@@ -9,6 +9,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb/internal/indexstore"
 )
 
 // IndexScan is a key range of one index, read in key order.
@@ -86,7 +87,7 @@ func (db *DB) ScanChosen(ctx context.Context, choose func([]*mango.Index) (*Inde
 // and the plan made again, before any row is given.
 type setCheck struct {
 	r        *rtx
-	set      *ixSet
+	set      *indexstore.Set
 	verified bool
 }
 
@@ -97,14 +98,14 @@ func (c *setCheck) stale(gen *int64) (bool, error) {
 		return false, nil
 	}
 	c.verified = true
-	if gen != nil && c.set != nil && *gen == c.set.gen {
+	if gen != nil && c.set != nil && *gen == c.set.Gen() {
 		return false, nil
 	}
-	cur, err := c.r.db.currentSet(c.r.ctx, c.r.tx, c.r.stmt(qIndexGen))
+	cur, err := c.r.db.ixs.Current(c.r.ctx, c.r.tx, c.r.stmt(indexstore.GenQuery))
 	if err != nil {
 		return false, err
 	}
-	stale := c.set == nil || cur.gen != c.set.gen
+	stale := c.set == nil || cur.Gen() != c.set.Gen()
 	c.set = cur
 	return stale, nil
 }
@@ -112,10 +113,10 @@ func (c *setCheck) stale(gen *int64) (bool, error) {
 // scanChosen plans with c's set and scans; retry is set when the set was
 // stale, before any row was given.
 func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, error), fn func(*IndexRow) (bool, error)) (retry bool, err error) {
-	s, err := choose(c.set.defs())
-	var ix *storedIndex
+	s, err := choose(c.set.Defs())
+	var ix *indexstore.Index
 	if err == nil && s != nil && (s.DDoc != "" || s.Name != "") {
-		if ix = c.set.find(s.DDoc, s.Name); ix == nil {
+		if ix = c.set.Find(s.DDoc, s.Name); ix == nil {
 			err = couchdoc.Errorf(couchdoc.ErrNotFound, "index %s/%s not found", s.DDoc, s.Name)
 		}
 	}
@@ -129,7 +130,7 @@ func scanChosen(r *rtx, c *setCheck, choose func([]*mango.Index) (*IndexScan, er
 	var ixID int64
 	var fields int
 	if ix != nil {
-		ixID, fields = ix.id, len(ix.def.Fields)
+		ixID, fields = ix.ID, len(ix.Def.Fields)
 	}
 	page := s.PageSize
 	if page <= 0 {
@@ -205,7 +206,7 @@ func skipKeys(r *rtx, ixID int64, fields int, start, past, end []byte) ([]string
 	branch := func(table string) string {
 		return `SELECT key FROM ` + table + ` WHERE ix_id = ? AND key >= ? AND key < ?`
 	}
-	stmt, err := r.shapeStmt(branch(tEntries) + " UNION ALL " + branch(tFresh))
+	stmt, err := r.shapeStmt(branch(indexstore.TableEntries) + " UNION ALL " + branch(indexstore.TableFresh))
 	if err != nil {
 		return nil, fmt.Errorf("scan index: %w", err)
 	}
@@ -243,7 +244,7 @@ type scanRow struct {
 func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclusive bool, n int, gen *int64) ([]scanRow, error) {
 	genCol := ""
 	if gen != nil {
-		genCol = ", (" + qIndexGen[len("SELECT "):] + ")"
+		genCol = ", (" + indexstore.GenQuery[len("SELECT "):] + ")"
 	}
 	allDocs := s.DDoc == "" && s.Name == ""
 	keyCol := "e.key"
@@ -285,13 +286,13 @@ func scanPage(r *rtx, ixID int64, fields int, s IndexScan, cursor []byte, inclus
 		q = `SELECT d.id, d.winner, b.rev_row, b.body, b.has_atts` + genCol + ` FROM docs d
 			JOIN revs b ON b.doc_id = d.doc_id AND b.rev = d.winner WHERE d.deleted = 0` + where + " ORDER BY d.id" + dir
 	} else {
-		// The entries are in two B-trees (see index_fresh.go): SQLite merges
+		// The entries are in two B-trees (see indexstore): SQLite merges
 		// the two ranges in key order, each read along its index.
 		branch := func(table string) string {
 			return `SELECT e.key, b.rev, b.rev_row, b.body, b.has_atts` + genCol + ` FROM ` + table + ` e
 			JOIN revs b ON b.rev_row = e.rev_row WHERE e.ix_id = ?` + where
 		}
-		q = branch(tEntries) + " UNION ALL " + branch(tFresh) + " ORDER BY 1" + dir
+		q = branch(indexstore.TableEntries) + " UNION ALL " + branch(indexstore.TableFresh) + " ORDER BY 1" + dir
 		args = append(append([]any{ixID}, args...), append([]any{ixID}, args...)...)
 	}
 	q += " LIMIT ?"

@@ -88,7 +88,7 @@ func (w *wtx) putLocal(doc *couchdoc.Doc) (string, error) {
 		return "", err
 	}
 	var cur int64
-	err = w.queryRow(qLocalRev, doc.ID).Scan(&cur)
+	err = w.QueryRow(qLocalRev, doc.ID).Scan(&cur)
 	exists := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return "", err
@@ -114,13 +114,13 @@ func (w *wtx) putLocal(doc *couchdoc.Doc) (string, error) {
 		if !exists {
 			return "", couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
-		if _, err := w.exec(qDeleteLocal, doc.ID); err != nil {
+		if _, err := w.Exec(qDeleteLocal, doc.ID); err != nil {
 			return "", err
 		}
 		return "0-0", nil
 	}
 	next := cur + 1
-	if _, err := w.exec(qUpsertLocal,
+	if _, err := w.Exec(qUpsertLocal,
 		doc.ID, next, body); err != nil {
 		return "", err
 	}
@@ -151,7 +151,7 @@ func (db *DB) SetLocal(ctx context.Context, doc *couchdoc.Doc, n int64) (string,
 	}
 	rev := n + 1
 	err = db.update(ctx, func(w *wtx) error {
-		_, err := w.exec(qUpsertLocal, id, rev, body)
+		_, err := w.Exec(qUpsertLocal, id, rev, body)
 		return err
 	})
 	if err != nil {
@@ -169,14 +169,14 @@ func (db *DB) RemoveLocal(ctx context.Context, id string) error {
 	defer db.leave()
 	return db.update(ctx, func(w *wtx) error {
 		var cur int64
-		err := w.queryRow(qLocalRev, id).Scan(&cur)
+		err := w.QueryRow(qLocalRev, id).Scan(&cur)
 		if errors.Is(err, sql.ErrNoRows) {
 			return couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
 		if err != nil {
 			return err
 		}
-		_, err = w.exec(qDeleteLocal, id)
+		_, err = w.Exec(qDeleteLocal, id)
 		return err
 	})
 }

@@ -141,7 +141,8 @@ func (w *docWriter) purgeDoc(st *docState) error {
 	if len(st.tree.Nodes) > 0 {
 		wn = st.tree.Nodes[st.tree.Leaves()[0]]
 	}
-	if err := w.index.unindex(st, oldWin, oldLive, wn); err != nil {
+	c := indexChange(st, oldWin, oldLive, wn)
+	if err := w.unindex(st, c); err != nil {
 		return err
 	}
 	w.count(st.live, st.dead, -1)
@@ -152,7 +153,7 @@ func (w *docWriter) purgeDoc(st *docState) error {
 		if _, err := w.tx.ExecContext(w.ctx, "DELETE FROM docs WHERE doc_id = ?", st.docID); err != nil {
 			return err
 		}
-		return w.index.reindex(st, oldWin, oldLive, gone, nil)
+		return w.reindex(st, c, nil)
 	}
 	t := st.tree
 	leaves := t.Leaves()
@@ -164,7 +165,7 @@ func (w *docWriter) purgeDoc(st *docState) error {
 	// document sits at the last.
 	w.seq += int64(len(leaves))
 	enc := t.Marshal()
-	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
+	if _, err := w.Exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
 		return err
 	}
 	st.orig = enc
@@ -176,12 +177,12 @@ func (w *docWriter) purgeDoc(st *docState) error {
 	}
 	for r := range have {
 		if t.Find(mustRev(r)) < 0 {
-			if _, err := w.exec(qDeleteRev, st.docID, r); err != nil {
+			if _, err := w.Exec(qDeleteRev, st.docID, r); err != nil {
 				return err
 			}
 		}
 	}
-	return w.index.reindex(st, oldWin, oldLive, wn, nil)
+	return w.reindex(st, c, nil)
 }
 
 // recordPurges appends one purge info per request and drops the oldest

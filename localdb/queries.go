@@ -3,6 +3,9 @@ package localdb
 import (
 	"database/sql"
 	"strings"
+
+	"github.com/settee/settee/localdb/internal/indexstore"
+	"github.com/settee/settee/localdb/internal/multirow"
 )
 
 // The writer's statements, prepared once when the database opens (the
@@ -58,7 +61,6 @@ func preloadQuery(n int) string {
 
 var writeQueries = []string{
 	qAddCount,
-	qIndexGen,
 	qDeleteChunks,
 	qDeleteLocal,
 	qDeleteRev,
@@ -84,28 +86,19 @@ var writeQueries = []string{
 	qSavepoint,
 	qRollbackTo,
 	qRelease,
-	qDeleteEntry,
-	qDeleteFresh,
-	qMoveEntry,
-	qMoveFresh,
-	qAddFreshRows,
-	qMergeFresh,
-	qMergeReplace,
-	qCountFresh,
-	qClearFresh,
-	qResetFreshRows,
 }
 
 func init() {
 	for _, n := range writeSizes {
-		if n <= multiRowChunk {
-			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n), insertEntriesQuery(tEntries, n), insertEntriesQuery(tFresh, n))
+		if n <= multirow.Chunk {
+			writeQueries = append(writeQueries, insertDocsQuery(n), insertRevsQuery(n))
 		}
 		if n <= preloadChunk {
 			writeQueries = append(writeQueries, preloadQuery(n))
 		}
 	}
-	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk, qInsertEntriesChunk, qInsertFreshChunk)
+	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk)
+	writeQueries = append(writeQueries, indexstore.Queries(writeSizes)...)
 }
 
 // The read pool's hot statements, prepared when the database opens (each
@@ -132,7 +125,7 @@ var rLoadRows = "SELECT id, doc_id, seq, tree FROM docs WHERE id IN (?" + string
 var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", loadChunk-1) + ") " +
 	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
 
-var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rNoCRC, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, qIndexGen}
+var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rNoCRC, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, indexstore.GenQuery}
 
 // scanAll reads a one-column result to the end and closes it: the ids a
 // caller then works through without holding the query open.

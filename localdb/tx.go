@@ -30,21 +30,22 @@ type wtx struct {
 }
 
 // txPart is the per-transaction state of one of the store's parts (the
-// indexes) that the transaction drives through its life: buffered rows go
-// in with the transaction's own, the part finishes its writes before the
-// commit and publishes what changed after it, and a savepoint rolled back
-// undoes the part's changes in memory with the transaction's.
+// indexes' indexstore.Writer) that the transaction drives through its life:
+// buffered rows go in with the transaction's own, the part finishes its
+// writes before the commit and publishes what changed after it, and a
+// savepoint rolled back undoes the part's changes in memory with the
+// transaction's.
 type txPart interface {
-	// flush writes the part's buffered rows, after the transaction's own.
-	flush() error
-	// beforeCommit finishes the part's writes; its error rolls back.
-	beforeCommit() error
-	// afterCommit publishes what the transaction changed: called after
+	// Flush writes the part's buffered rows, after the transaction's own.
+	Flush() error
+	// BeforeCommit finishes the part's writes; its error rolls back.
+	BeforeCommit() error
+	// AfterCommit publishes what the transaction changed: called after
 	// the commit, before feed readers wake.
-	afterCommit()
-	// save returns what restores the part as it is now (its buffered rows
+	AfterCommit()
+	// Save returns what restores the part as it is now (its buffered rows
 	// dropped), for a savepoint that is rolled back.
-	save() (restore func())
+	Save() (restore func())
 }
 
 // addPart hooks p into the transaction.
@@ -68,7 +69,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		}
 	}()
 	w := &wtx{db: db, ctx: ctx, tx: tx}
-	s, err := w.bind(qMaxSeq)
+	s, err := w.Bind(qMaxSeq)
 	if err != nil {
 		tx.Rollback()
 		return err
@@ -81,12 +82,12 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 		tx.Rollback()
 		return err
 	}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		tx.Rollback()
 		return err
 	}
 	for _, p := range w.parts {
-		if err := p.beforeCommit(); err != nil {
+		if err := p.BeforeCommit(); err != nil {
 			tx.Rollback()
 			return err
 		}
@@ -100,7 +101,7 @@ func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
 	}
 	db.afterCommit(ctx)
 	for _, p := range w.parts {
-		p.afterCommit()
+		p.AfterCommit()
 	}
 	if w.fed {
 		db.committed(w.seq)
@@ -117,7 +118,7 @@ func (w *wtx) saveCounts() error {
 		if c.delta == 0 {
 			continue
 		}
-		if _, err := w.exec(qAddCount, c.delta, c.key); err != nil {
+		if _, err := w.Exec(qAddCount, c.delta, c.key); err != nil {
 			return fmt.Errorf("update %s: %w", c.key, err)
 		}
 	}
@@ -143,7 +144,7 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 		return fn()
 	}
 	// Buffered rows go in before the savepoint, or a rollback would drop them.
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		return "", err
 	}
 	if err := w.execBound(qSavepoint); err != nil {
@@ -156,7 +157,7 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 	seq, docDelta, delDelta := w.seq, w.docDelta, w.delDelta
 	restores := make([]func(), len(w.parts))
 	for i, p := range w.parts {
-		restores[i] = p.save()
+		restores[i] = p.Save()
 	}
 	rev, err := fn()
 	if err != nil {
@@ -177,7 +178,7 @@ func (w *wtx) withSavepoint(needed bool, fn func() (string, error)) (string, err
 
 // execBound runs a prepared statement without flushing the buffered rows.
 func (w *wtx) execBound(query string) error {
-	s, err := w.bind(query)
+	s, err := w.Bind(query)
 	if err != nil {
 		return err
 	}
@@ -185,13 +186,18 @@ func (w *wtx) execBound(query string) error {
 	return err
 }
 
+// Context, SQL and DocDelta make wtx the indexstore.Tx of the index part.
+func (w *wtx) Context() context.Context { return w.ctx }
+func (w *wtx) SQL() *sql.Tx             { return w.tx }
+func (w *wtx) DocDelta() int64          { return w.docDelta }
+
 // stmt returns the writer's prepared statement for query, bound to the
 // transaction, after flushing the buffered rows. Callers hold db.wmu.
 func (w *wtx) stmt(query string) (*sql.Stmt, error) {
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	return w.bind(query)
+	return w.Bind(query)
 }
 
 // bind returns the writer's statement for query bound to the transaction,
@@ -199,7 +205,7 @@ func (w *wtx) stmt(query string) (*sql.Stmt, error) {
 // connection is reused as is (Tx.StmtContext finds it prepared on the
 // transaction's connection), so only queries missing from writeQueries are
 // compiled here, for this transaction only.
-func (w *wtx) bind(query string) (*sql.Stmt, error) {
+func (w *wtx) Bind(query string) (*sql.Stmt, error) {
 	if s, ok := w.bound[query]; ok {
 		return s, nil
 	}
@@ -220,7 +226,7 @@ func (w *wtx) bind(query string) (*sql.Stmt, error) {
 	return ts, nil
 }
 
-func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
+func (w *wtx) Exec(query string, args ...any) (sql.Result, error) {
 	s, err := w.stmt(query)
 	if err != nil {
 		return nil, err
@@ -228,7 +234,7 @@ func (w *wtx) exec(query string, args ...any) (sql.Result, error) {
 	return s.ExecContext(w.ctx, args...)
 }
 
-func (w *wtx) queryRow(query string, args ...any) *sql.Row {
+func (w *wtx) QueryRow(query string, args ...any) *sql.Row {
 	s, err := w.stmt(query)
 	if err != nil {
 		return w.tx.QueryRowContext(w.ctx, query, args...)

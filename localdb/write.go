@@ -163,7 +163,7 @@ func (w *wtx) preload(docs []*couchdoc.Doc) (map[string]*docState, error) {
 		for len(args) < size {
 			args = append(args, ids[n-1])
 		}
-		s, err := w.bind(preloadQuery(size))
+		s, err := w.Bind(preloadQuery(size))
 		if err != nil {
 			return nil, err
 		}

@@ -2,20 +2,24 @@ package localdb
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
+	"github.com/settee/settee/localdb/internal/indexstore"
 	"github.com/settee/settee/localdb/revtree"
 )
 
 // docWriter writes documents in one write transaction: their rows through
 // the transaction (wtx), and through its parts what a document's write
 // changes besides: the attachments it stores or names (attWriter) and the
-// index entries of its winner (indexWriter). A _bulk_docs batch, a Batch,
-// a purge and a conflict's resolution each go through one.
+// index entries of its winner (indexstore.Writer, hooked into the
+// transaction). A _bulk_docs batch, a Batch, a purge and a conflict's
+// resolution each go through one.
 type docWriter struct {
 	*wtx
 	atts  attWriter
-	index indexWriter
+	index indexstore.Writer
 }
 
 // writeDocs runs fn in one write transaction through a document writer
@@ -24,9 +28,10 @@ func (db *DB) writeDocs(ctx context.Context, atts attWriter, fn func(w *docWrite
 	return db.update(ctx, func(t *wtx) error {
 		w := &docWriter{wtx: t, atts: atts}
 		w.atts.t = t
-		if err := w.index.begin(t); err != nil {
+		if err := w.index.Begin(t, &db.ixs); err != nil {
 			return err
 		}
+		t.addPart(&w.index)
 		return fn(w)
 	})
 }
@@ -91,7 +96,8 @@ func (w *docWriter) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 		}
 	}
 	// The old winner's entries go before its body may be stemmed away.
-	if err := w.index.unindex(st, oldWin, oldLive, wn); err != nil {
+	c := indexChange(st, oldWin, oldLive, wn)
+	if err := w.unindex(st, c); err != nil {
 		return false, err
 	}
 	w.seq++
@@ -100,9 +106,9 @@ func (w *docWriter) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 		if err := w.insertNew(st, wn, conflicted, enc, bodies); err != nil {
 			return false, err
 		}
-		return true, w.index.reindex(st, oldWin, oldLive, wn, bodies)
+		return true, w.reindex(st, c, bodies)
 	}
-	if _, err := w.exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
+	if _, err := w.Exec(qUpdateDoc, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc, st.docID); err != nil {
 		return false, fmt.Errorf("update doc %q: %w", st.id, err)
 	}
 	st.orig = enc
@@ -110,14 +116,14 @@ func (w *docWriter) saveDoc(st *docState, bodies []revWrite) (bool, error) {
 	st.live, st.dead = !wn.Deleted, wn.Deleted
 	w.count(st.live, st.dead, 1)
 	for _, r := range removed {
-		if _, err := w.exec(qDeleteRev, st.docID, r.String()); err != nil {
+		if _, err := w.Exec(qDeleteRev, st.docID, r.String()); err != nil {
 			return false, fmt.Errorf("drop stemmed rev: %w", err)
 		}
 	}
 	if err := w.insertBodies(st, bodies); err != nil {
 		return false, err
 	}
-	return true, w.index.reindex(st, oldWin, oldLive, wn, bodies)
+	return true, w.reindex(st, c, bodies)
 }
 
 // insertNew writes the rows of a document new to the store: buffered in
@@ -144,7 +150,7 @@ func (w *docWriter) insertNew(st *docState, wn revtree.Node, conflicted bool, en
 		}
 		return nil
 	}
-	if _, err := w.exec(qInsertDoc, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc); err != nil {
+	if _, err := w.Exec(qInsertDoc, id, st.id, w.seq, wn.Rev.String(), wn.Deleted, conflicted, enc); err != nil {
 		return fmt.Errorf("insert doc %q: %w", st.id, err)
 	}
 	return w.insertBodies(st, bodies)
@@ -168,7 +174,7 @@ func (w *docWriter) insertBodies(st *docState, bodies []revWrite) error {
 		if err != nil {
 			return err
 		}
-		res, err := w.exec(qInsertRev,
+		res, err := w.Exec(qInsertRev,
 			row, st.docID, b.rev, b.body, len(b.atts) > 0)
 		if err != nil {
 			return fmt.Errorf("insert rev %s of %q: %w", b.rev, st.id, err)
@@ -178,7 +184,7 @@ func (w *docWriter) insertBodies(st *docState, bodies []revWrite) error {
 		}
 		bodies[i].row = row
 		for _, a := range b.atts {
-			if _, err := w.exec(qInsertRevAtt,
+			if _, err := w.Exec(qInsertRevAtt,
 				row, a.Name, a.Digest, a.ContentType, a.Length, a.RevPos, a.Missing, a.Encoding); err != nil {
 				return fmt.Errorf("insert attachment %q of %q: %w", a.Name, st.id, err)
 			}
@@ -193,4 +199,44 @@ func mustRev(s string) revtree.Rev {
 		panic("localdb: bad internal rev " + s)
 	}
 	return r
+}
+
+// indexChange is the change of st's winner from oldWin (live or not) to wn,
+// as the index part sees it.
+func indexChange(st *docState, oldWin string, oldLive bool, wn revtree.Node) indexstore.Change {
+	return indexstore.Change{ID: st.id, Stored: st.docID != 0, OldWin: oldWin, OldLive: oldLive,
+		NewWin: wn.Rev.String(), NewDeleted: wn.Deleted}
+}
+
+// unindex has the index part take the keys of st's old winner, read from
+// the store, before change c is written.
+func (w *docWriter) unindex(st *docState, c indexstore.Change) error {
+	return w.index.Unindex(c, func(rev string) ([]byte, int64, error) { return w.winnerBody(st, rev, nil) })
+}
+
+// reindex records c's new winner in st and has the index part bring the
+// indexes in line with it, once written: its body is one of bodies or read.
+func (w *docWriter) reindex(st *docState, c indexstore.Change, bodies []revWrite) error {
+	st.win = c.NewWin
+	return w.index.Reindex(c, func(rev string) ([]byte, int64, error) { return w.winnerBody(st, rev, bodies) })
+}
+
+// winnerBody returns the body of revision rev and its rev_row: from the
+// batch when it was stored by it, else read.
+func (w *wtx) winnerBody(st *docState, rev string, bodies []revWrite) ([]byte, int64, error) {
+	for _, b := range bodies {
+		if b.rev == rev && b.row != 0 {
+			return b.body, b.row, nil
+		}
+	}
+	var body []byte
+	var row int64
+	err := w.QueryRow("SELECT body, rev_row FROM revs WHERE doc_id = ? AND rev = ?", st.docID, rev).Scan(&body, &row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, fmt.Errorf("doc %q: winner %s has no body", st.id, rev)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("read winner of %q: %w", st.id, err)
+	}
+	return body, row, nil
 }

@@ -2,43 +2,36 @@ package localdb
 
 import (
 	"fmt"
-	"strings"
+
+	"github.com/settee/settee/localdb/internal/multirow"
 )
 
 // Bulk writes of new documents are the hot path of a pull replication.
-// Their docs and revs rows are buffered and written with multi-row INSERTs,
-// which costs far less than one statement per row. Every other statement
-// of the transaction flushes the buffer first (see wtx.stmt), so nothing
-// can observe the table without the buffered rows.
-
-// multiRowChunk is how many rows one multi-row INSERT writes.
-const multiRowChunk = 100
+// Their docs and revs rows are buffered and written with multi-row INSERTs
+// (package multirow), which costs far less than one statement per row.
+// Every other statement of the transaction flushes the buffer first (see
+// wtx.stmt), so nothing can observe the table without the buffered rows.
 
 const (
 	docCols = 7 // doc_id, id, seq, winner, deleted, conflicted, tree
 	revCols = 4 // rev_row, doc_id, rev, body
 )
 
-func multiInsert(head string, cols, rows int, tail string) string {
-	one := "(?" + strings.Repeat(", ?", cols-1) + ")"
-	return head + " VALUES " + one + strings.Repeat(", "+one, rows-1) + tail
-}
-
 func insertDocsQuery(rows int) string {
-	return multiInsert("INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree)", docCols, rows, "")
+	return multirow.Query("INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree)", docCols, rows, "")
 }
 
 func insertRevsQuery(rows int) string {
-	return multiInsert("INSERT INTO revs (rev_row, doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
+	return multirow.Query("INSERT INTO revs (rev_row, doc_id, rev, body)", revCols, rows, " ON CONFLICT DO NOTHING")
 }
 
 var (
-	qInsertDocsChunk = insertDocsQuery(multiRowChunk)
-	qInsertRevsChunk = insertRevsQuery(multiRowChunk)
+	qInsertDocsChunk = insertDocsQuery(multirow.Chunk)
+	qInsertRevsChunk = insertRevsQuery(multirow.Chunk)
 )
 
 // insertBuffer holds buffered docs and revs rows as flat argument lists
-// (the index entries are buffered by the index part, indexWriter).
+// (the index entries are buffered by the index part, indexstore.Writer).
 type insertBuffer struct {
 	docs []any
 	revs []any
@@ -61,7 +54,7 @@ type rowCounter struct {
 // written (index entries name it).
 func (w *wtx) nextRow(c *rowCounter, maxQuery string) (int64, error) {
 	if !c.read {
-		s, err := w.bind(maxQuery)
+		s, err := w.Bind(maxQuery)
 		if err != nil {
 			return 0, err
 		}
@@ -75,7 +68,7 @@ func (w *wtx) nextRow(c *rowCounter, maxQuery string) (int64, error) {
 }
 
 // flush writes the buffered rows: the transaction's, then its parts'.
-func (w *wtx) flush() error {
+func (w *wtx) Flush() error {
 	if !w.inserts.empty() {
 		docs, revs := w.inserts.docs, w.inserts.revs
 		w.inserts = insertBuffer{}
@@ -87,7 +80,7 @@ func (w *wtx) flush() error {
 		}
 	}
 	for _, p := range w.parts {
-		if err := p.flush(); err != nil {
+		if err := p.Flush(); err != nil {
 			return err
 		}
 	}
@@ -95,21 +88,17 @@ func (w *wtx) flush() error {
 }
 
 // flushRows writes args (rows of cols values) with the prepared multi-row
-// INSERTs: multiRowChunk rows at a time, then the rest as a few power-of-two
-// sized statements, so no INSERT is compiled in the transaction.
+// INSERTs: multirow.Chunk rows at a time, then the rest as a few
+// power-of-two sized statements, so no INSERT is compiled in the
+// transaction.
 func (w *wtx) flushRows(args []any, cols int, chunkQuery string, query func(int) string) error {
 	for len(args) > 0 {
-		rows := len(args) / cols
+		n := multirow.Take(len(args) / cols)
 		q := chunkQuery
-		n := multiRowChunk
-		if rows < multiRowChunk {
-			n = 1
-			for n*2 <= rows {
-				n *= 2
-			}
+		if n < multirow.Chunk {
 			q = query(n)
 		}
-		s, err := w.bind(q)
+		s, err := w.Bind(q)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package localdb
+package indexstore
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 // sorted, write mango_entries directly.
 //
 // An entry is in exactly one of the two tables: a query reads both, merged
-// in key order by SQLite (a compound SELECT with ORDER BY, see scanPage);
+// in key order by SQLite (a compound SELECT with ORDER BY, see localdb's scanPage);
 // deleting or moving an entry tries mango_entries, then mango_fresh
 // (entryExec). The merge runs in the commit that crosses the limit, so it
 // is atomic with it, and readers see the entries before or after it.
@@ -58,12 +58,6 @@ const (
 	qResetFreshRows = "UPDATE meta SET value = '0' WHERE key = 'mango_fresh_rows'"
 )
 
-// Table names of the entries.
-const (
-	tEntries = "mango_entries"
-	tFresh   = "mango_fresh"
-)
-
 // freshLimit is how many fresh rows are merged into an index set of
 // entries rows (an estimate: documents times indexes).
 func freshLimit(entries int64) int64 {
@@ -72,16 +66,16 @@ func freshLimit(entries int64) int64 {
 
 // noteFresh records the rows this transaction put in mango_fresh and
 // merges the table when it has grown past freshLimit.
-func (iw *indexWriter) noteFresh() error {
+func (iw *Writer) noteFresh() error {
 	if iw.freshRows == 0 {
 		return nil
 	}
-	s, err := iw.t.bind(qAddFreshRows)
+	s, err := iw.t.Bind(qAddFreshRows)
 	if err != nil {
 		return err
 	}
 	var rows, docs int64
-	if err := s.QueryRowContext(iw.t.ctx, iw.freshRows).Scan(&rows, &docs); err != nil {
+	if err := s.QueryRowContext(iw.t.Context(), iw.freshRows).Scan(&rows, &docs); err != nil {
 		return fmt.Errorf("count fresh index entries: %w", err)
 	}
 	iw.freshRows = 0
@@ -89,7 +83,7 @@ func (iw *indexWriter) noteFresh() error {
 	if set := iw.indexes(); set != nil {
 		n = int64(max(len(set.list), 1))
 	}
-	if rows <= freshLimit((docs+iw.t.docDelta)*n) {
+	if rows <= freshLimit((docs+iw.t.DocDelta())*n) {
 		return nil
 	}
 	if err := iw.mergeFresh(); err != nil {
@@ -99,29 +93,38 @@ func (iw *indexWriter) noteFresh() error {
 }
 
 // mergeFresh copies mango_fresh into mango_entries.
-func (iw *indexWriter) mergeFresh() error {
+func (iw *Writer) mergeFresh() error {
 	var want int64
-	if err := iw.t.queryRow(qCountFresh).Scan(&want); err != nil {
+	if err := iw.t.QueryRow(qCountFresh).Scan(&want); err != nil {
 		return err
 	}
-	res, err := iw.t.exec(qMergeFresh)
+	res, err := iw.t.Exec(qMergeFresh)
 	if err != nil {
 		return err
 	}
 	if got, err := res.RowsAffected(); err != nil || got == want {
 		return err
 	}
-	_, err = iw.t.exec(qMergeReplace)
+	_, err = iw.t.Exec(qMergeReplace)
 	return err
 }
 
 // clearFresh empties mango_fresh and its count.
-func (iw *indexWriter) clearFresh() error {
-	if _, err := iw.t.exec(qClearFresh); err != nil {
+func (iw *Writer) clearFresh() error {
+	if _, err := iw.t.Exec(qClearFresh); err != nil {
 		return fmt.Errorf("clear fresh index entries: %w", err)
 	}
-	if _, err := iw.t.exec(qResetFreshRows); err != nil {
+	if _, err := iw.t.Exec(qResetFreshRows); err != nil {
 		return fmt.Errorf("clear fresh index entries: %w", err)
 	}
 	return nil
+}
+
+// SetFreshLimit makes every commit that leaves more than n rows in
+// mango_fresh merge them, for a test; it returns a function restoring the
+// limit.
+func SetFreshLimit(n int64) (restore func()) {
+	oldMin, oldFactor := freshMin, freshFactor
+	freshMin, freshFactor = n, 0
+	return func() { freshMin, freshFactor = oldMin, oldFactor }
 }
