@@ -327,3 +327,43 @@ func TestFollowLimitAfterWake(t *testing.T) {
 		}
 	}
 }
+
+// TestWatcherOwnCommits: a continuous feed on a store this process writes
+// keeps one commit watcher (it outlives the feed's waits between rows)
+// and reads the feed's head for its baseline only: this process's commits
+// wake the feed directly, and the file events they cause find the writer's
+// data_version unmoved. Another process's commit still reaches the feed.
+func TestWatcherOwnCommits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.db")
+	db, err := localdb.Open(path, &localdb.Options{PollInterval: time.Hour}) // only the notification can deliver
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	f := startFollow(db, ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous})
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("d%02d", i)
+		put(t, db, id, "", `{}`)
+		if c := f.next(t); c.ID != id {
+			t.Fatalf("row %+v, want %s", c, id)
+		}
+		time.Sleep(30 * time.Millisecond) // the commit's file events reach the watcher
+	}
+	if n := db.WatchStarts(); n != 1 {
+		t.Fatalf("the watcher started %d times for one feed; want 1", n)
+	}
+	// A check that found the writer busy for longer than its bound asks
+	// the watcher's connection, where this process's commits show: a
+	// loaded machine may cause one or two.
+	if n := db.HeadReads(); n > 3 {
+		t.Fatalf("%d reads of the feed's head for 20 commits of this process; want the baseline only", n)
+	}
+	writeFromProcess(t, path)
+	if c := f.next(t); c.ID != "other-process" {
+		t.Fatalf("row %+v", c)
+	}
+	cancel()
+	<-f.done
+}

@@ -35,29 +35,37 @@ const DefaultPollInterval = 500 * time.Millisecond
 
 // notifyGap is the least time between two checks woken by file events:
 // a burst of writes (a pull into the store, each page a write to the log)
-// costs at most one check per gap.
-const notifyGap = 20 * time.Millisecond
+// costs at most one check per gap, no more than the old ten-a-second poll
+// while a sync writes, and nothing while nothing is written.
+const notifyGap = 100 * time.Millisecond
+
+// watchLinger is how long the watcher outlives its last waiting feed. A
+// continuous feed waits again as soon as it has sent its rows: kept
+// between its waits, the watcher does not set up its goroutine, its file
+// watch and its baseline check again for every change.
+const watchLinger = time.Second
 
 // trailing are the delays of the checks that follow a file event. A
 // commit writes its frames to the log (the events), syncs the log, and
 // only then publishes itself in the shared-memory index, which no event
 // reports: the check an event wakes can run during that sync and see
 // nothing yet. Checks at growing intervals after the last event see it
-// once published (within a second for a sync of up to about 0.7 s; the
+// once published (within a second for a sync of up to about 0.8 s; the
 // last one 6 s later), and cost a few queries per burst of writes.
-var trailing = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
+var trailing = []time.Duration{100 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
 	400 * time.Millisecond, 800 * time.Millisecond, 1600 * time.Millisecond, 3200 * time.Millisecond}
 
 // The commit watcher: how Follow hears of other processes' commits. A
 // commit made through a DB of this process wakes the feed readers of
 // every DB open on the file at once (update calls committed). For other
 // processes a goroutine per DB runs while at least one of its feeds
-// waits: on each file event (or tick, when polling) it asks a dedicated
-// connection for PRAGMA data_version, which changes exactly when another
-// connection has committed to the file since the last ask; only then does
-// it read the feed's newest sequence (MAX(seq), on its unique index) and
-// wake the waiters if it moved. The file watch is held only while a feed
-// waits, so a pull into a store nobody follows gets no file events.
+// waits (and watchLinger after): on each file event (or tick, when
+// polling) it asks SQLite for PRAGMA data_version, which changes exactly
+// when another connection has committed to the file since the last ask
+// on the same connection (see versions.changed); only then does it read
+// the feed's newest sequence (MAX(seq), on its unique index) and wake the
+// waiters if it moved. The file watch is held only while the goroutine
+// runs, so a pull into a store nobody follows gets no file events.
 
 // committed wakes the feeds of every DB of this process open on the file
 // for a commit that took the feed to seq.
@@ -92,20 +100,19 @@ func (db *DB) addWaiter() error {
 	db.waiters++
 	if !db.watching && db.watchMode != WatchLocal {
 		db.watching = true
+		db.watchStarts.Add(1)
 		db.subs.Add(1)
 		go db.watch()
 	}
 	return nil
 }
 
+// removeWaiter uncounts a feed; the watcher ends watchLinger after the
+// last one left (or at Close) and lets go of the file watch.
 func (db *DB) removeWaiter() {
 	db.lmu.Lock()
 	db.waiters--
-	last := db.waiters == 0
 	db.lmu.Unlock()
-	if last {
-		db.wakeWatcher() // it ends, and lets go of the file watch
-	}
 }
 
 // wakeWatcher wakes the watcher goroutine; the wake-up is kept (one) when
@@ -117,8 +124,8 @@ func (db *DB) wakeWatcher() {
 	}
 }
 
-// watch is the watcher goroutine: it ends when no feed waits any more or
-// the database closes.
+// watch is the watcher goroutine: it ends watchLinger after no feed
+// waits any more, or when the database closes.
 func (db *DB) watch() {
 	defer db.subs.Done()
 	ctx := context.Background()
@@ -138,48 +145,77 @@ func (db *DB) watch() {
 		defer t.Stop()
 		tick = t.C
 	}
-	// The first answer is the baseline; the feed's state at that point
+	// The first answers are the baselines; the feed's state at that point
 	// is read too, for a commit made before the watcher started.
-	last := int64(-1)
-	var trail *time.Timer
-	var trailC <-chan time.Time
+	vs := versions{writer: -1, watcher: -1}
+	var trail, linger *time.Timer
+	var trailC, lingerC <-chan time.Time
 	step := len(trailing)
 	defer func() {
-		if trail != nil {
-			trail.Stop()
+		for _, t := range []*time.Timer{trail, linger} {
+			if t != nil {
+				t.Stop()
+			}
 		}
 	}()
+	check := true
+	var checked time.Time
 	for {
 		db.lmu.Lock()
-		if db.closed || db.waiters == 0 {
+		if db.closed {
 			db.watching = false
 			db.lmu.Unlock()
 			return
 		}
+		idle := db.waiters == 0
 		db.lmu.Unlock()
-		db.watchChecks.Add(1)
-		if v, err := db.dataVersion(ctx); err == nil && v != last {
-			last = v
-			if seq, err := db.maxSeq(ctx); err == nil {
-				db.noteSeq(seq)
-			}
-		}
-		checked := time.Now()
-		trailC = nil
-		if notified && step < len(trailing) {
-			if trail == nil {
-				trail = time.NewTimer(trailing[step])
+		switch {
+		case !idle:
+			lingerC = nil
+		case lingerC == nil:
+			if linger == nil {
+				linger = time.NewTimer(watchLinger)
 			} else {
-				trail.Reset(trailing[step])
+				linger.Reset(watchLinger)
 			}
-			trailC = trail.C
-			step++
+			lingerC = linger.C
 		}
+		if check {
+			db.watchChecks.Add(1)
+			if moved, err := vs.changed(ctx, db); err == nil && moved {
+				if seq, err := db.maxSeq(ctx); err == nil {
+					db.noteSeq(seq)
+				}
+			}
+			checked = time.Now()
+			trailC = nil
+			if notified && step < len(trailing) {
+				if trail == nil {
+					trail = time.NewTimer(trailing[step])
+				} else {
+					trail.Reset(trailing[step])
+				}
+				trailC = trail.C
+				step++
+			}
+		}
+		check = true
 		select {
 		case <-tick:
 		case <-trailC:
 		case <-db.wake:
 			step = 0
+		case <-lingerC:
+			lingerC = nil
+			db.lmu.Lock()
+			if db.waiters == 0 {
+				db.watching = false
+				db.lmu.Unlock()
+				return
+			}
+			db.lmu.Unlock()
+			check = false // a feed came back: nothing was written meanwhile
+			continue
 		case <-db.closing:
 		}
 		if notified && tick == nil && files.lost(db) {
@@ -199,6 +235,54 @@ func (db *DB) watch() {
 	}
 }
 
+// versions are the last answers of PRAGMA data_version on the writer's
+// connection and on the watcher's; -1 before the first.
+type versions struct{ writer, watcher int64 }
+
+// changed reports whether another connection may have committed since
+// the last check. It asks the writer's connection when that is free:
+// there the value moves only for other connections' commits, so the file
+// events of this process's own writes (what wakes the watcher most)
+// cost no read of the feed's head. The events of a commit arrive while
+// it syncs the log, so it waits a little for the writer; should the
+// writer stay busy (a long batch, or a wait for another process's write
+// lock) it asks the watcher's connection, where every commit moves it.
+// Each connection is compared with its own last answer (the values of two
+// connections are unrelated): a commit after a connection's last answer
+// shows on it.
+func (v *versions) changed(ctx context.Context, db *DB) (bool, error) {
+	last, conn := &v.watcher, db.watcher
+	if db.lockWriterBriefly() {
+		defer db.wmu.Unlock()
+		last, conn = &v.writer, db.writer.DB
+	}
+	var n int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&n); err != nil {
+		return false, err
+	}
+	moved := n != *last
+	*last = n
+	return moved, nil
+}
+
+// writerWait bounds how long a check waits for the writer.
+const writerWait = 20 * time.Millisecond
+
+// lockWriterBriefly takes the writer's lock if it is free within
+// writerWait.
+func (db *DB) lockWriterBriefly() bool {
+	deadline := time.Now().Add(writerWait)
+	for {
+		if db.wmu.TryLock() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // dataVersion asks the watcher's own connection (one, kept open) for
 // PRAGMA data_version: the value is per connection, so it must always be
 // asked on the same one. Should the pool replace it, the next answer
@@ -210,6 +294,7 @@ func (db *DB) dataVersion(ctx context.Context) (int64, error) {
 }
 
 func (db *DB) maxSeq(ctx context.Context) (int64, error) {
+	db.headReads.Add(1)
 	var seq sql.NullInt64
 	err := db.watcher.QueryRowContext(ctx, "SELECT MAX(seq) FROM docs").Scan(&seq)
 	return seq.Int64, err

@@ -66,6 +66,8 @@ type DB struct {
 	watchMode    WatchMode // how feeds hear of other processes' commits
 	pollInterval time.Duration
 	watchChecks  atomic.Int64 // the watcher's PRAGMA data_version checks
+	watchStarts  atomic.Int64 // the watcher goroutines started
+	headReads    atomic.Int64 // the watcher's reads of the feed's head
 
 	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
 

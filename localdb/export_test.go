@@ -156,5 +156,11 @@ func (db *DB) ChunkKeys(ctx context.Context) (chunks map[string]int, named map[s
 // another connection committed.
 func (db *DB) WatchChecks() int64 { return db.watchChecks.Load() }
 
+// WatchStarts is how many times the commit watcher's goroutine started.
+func (db *DB) WatchStarts() int64 { return db.watchStarts.Load() }
+
+// HeadReads is how many times the commit watcher read the feed's head.
+func (db *DB) HeadReads() int64 { return db.headReads.Load() }
+
 // BreakNotify makes new file watches fail (true) or work again (false).
 func BreakNotify(broken bool) { notifyBroken.Store(broken) }
