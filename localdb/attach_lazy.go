@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/attachstore"
 )
 
 // Lazy attachments: a replication may bring an attachment's metadata
@@ -106,7 +107,7 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 	a := st.Attachment
 	in := &couchdoc.Attachment{Name: name, Body: body}
 	s, err := db.stageOne(ctx, in)
-	staged := map[*couchdoc.Attachment]*stagedContent{}
+	staged := map[*couchdoc.Attachment]*attachstore.Staged{}
 	if s != nil {
 		staged[in] = s
 	}
@@ -115,8 +116,8 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 		return err
 	}
 	gz := a.Encoding == "gzip"
-	if s.length != a.Length || (!gz && s.digest != a.Digest) {
-		return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q of %q: got %d bytes, digest %s; want %d, %s", name, id, s.length, s.digest, a.Length, a.Digest)
+	if s.Length != a.Length || (!gz && s.Digest != a.Digest) {
+		return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q of %q: got %d bytes, digest %s; want %d, %s", name, id, s.Length, s.Digest, a.Length, a.Digest)
 	}
 	return db.finishFill(ctx, a, in, s)
 }
@@ -124,7 +125,7 @@ func (db *DB) FillAttachment(ctx context.Context, id, name string, body io.Reade
 // finishFill makes checked bytes, staged as s, the content of a (a stub
 // the store lacks), for every revision naming its digest, and drops a
 // partial download of it (attach_partial.go).
-func (db *DB) finishFill(ctx context.Context, a, in *couchdoc.Attachment, s *stagedContent) error {
+func (db *DB) finishFill(ctx context.Context, a, in *couchdoc.Attachment, s *attachstore.Staged) error {
 	return db.update(ctx, func(w *wtx) error {
 		var present bool
 		err := w.tx.QueryRowContext(ctx, "SELECT present FROM att_content WHERE digest = ?", a.Digest).Scan(&present)
@@ -144,18 +145,18 @@ func (db *DB) finishFill(ctx context.Context, a, in *couchdoc.Attachment, s *sta
 }
 
 // fill is finishFill's work on content still absent.
-func (w *wtx) fill(a, in *couchdoc.Attachment, s *stagedContent) error {
+func (w *wtx) fill(a, in *couchdoc.Attachment, s *attachstore.Staged) error {
 	if err := w.reannounce(a.Digest); err != nil {
 		return err
 	}
-	if _, _, err := w.useStaged(in, s, a.Length, false); err != nil {
+	if _, _, err := attachstore.UseStaged(w, in, s, a.Length, false); err != nil {
 		return err
 	}
-	if s.digest == a.Digest {
+	if s.Digest == a.Digest {
 		return nil
 	}
 	// Gzip-stated digest: the attachments move to our digest.
-	if _, err := w.tx.ExecContext(w.ctx, "UPDATE rev_atts SET digest = ?, missing = 0, encoding = '' WHERE digest = ?", s.digest, a.Digest); err != nil {
+	if _, err := w.tx.ExecContext(w.ctx, "UPDATE rev_atts SET digest = ?, missing = 0, encoding = '' WHERE digest = ?", s.Digest, a.Digest); err != nil {
 		return err
 	}
 	_, err := w.tx.ExecContext(w.ctx, "DELETE FROM att_content WHERE digest = ? AND present = 0", a.Digest)

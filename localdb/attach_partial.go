@@ -11,6 +11,7 @@ import (
 	"io"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/attachstore"
 )
 
 // Resumable downloads: DownloadAttachment streams a missing body into
@@ -112,13 +113,13 @@ func (db *DB) download(ctx context.Context, id, name string, a *couchdoc.Attachm
 			return err
 		}
 	}
-	got := md5Digest(p.h)
+	got := attachstore.MD5Digest(p.h)
 	if p.length != a.Length || (a.Encoding != "gzip" && got != a.Digest) {
 		db.dropPartial(ctx, p)
 		return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q of %q: got %d bytes, digest %s; want %d, %s", name, id, p.length, got, a.Length, a.Digest)
 	}
 	in := &couchdoc.Attachment{Name: name}
-	return db.finishFill(ctx, a, in, &stagedContent{key: p.key, digest: got, length: p.length})
+	return db.finishFill(ctx, a, in, &attachstore.Staged{Key: p.key, Digest: got, Length: p.length})
 }
 
 // loadPartial reads the kept download of a's content, or starts one. It
@@ -143,7 +144,7 @@ func (db *DB) loadPartial(ctx context.Context, a *couchdoc.Attachment) (*partial
 			return err
 		}
 		u, ok := p.h.(encoding.BinaryUnmarshaler)
-		if stored == p.length && p.length <= a.Length && chunks == p.length/chunkSize && ok && u.UnmarshalBinary(state) == nil {
+		if stored == p.length && p.length <= a.Length && chunks == p.length/attachstore.ChunkSize && ok && u.UnmarshalBinary(state) == nil {
 			return nil
 		}
 		p.length, p.h = 0, md5.New()
@@ -155,7 +156,7 @@ func (db *DB) loadPartial(ctx context.Context, a *couchdoc.Attachment) (*partial
 // appendPartial stores body's bytes after p's, whole chunks at a time in
 // small transactions, each recording the new length and md5 state.
 func (db *DB) appendPartial(ctx context.Context, p *partial, a *couchdoc.Attachment, body io.Reader) error {
-	buf := make([]byte, stageChunks*chunkSize)
+	buf := make([]byte, attachstore.StageChunks*attachstore.ChunkSize)
 	for {
 		k, rerr := io.ReadFull(body, buf)
 		if p.length+int64(k) > a.Length {
@@ -169,7 +170,7 @@ func (db *DB) appendPartial(ctx context.Context, p *partial, a *couchdoc.Attachm
 		}
 		keep := k
 		if !end { // a cut: the last partial chunk is read again next time
-			keep -= k % chunkSize
+			keep -= k % attachstore.ChunkSize
 		}
 		if keep > 0 {
 			if err := db.savePartial(ctx, p, buf[:keep]); err != nil {
@@ -199,9 +200,9 @@ func (db *DB) savePartial(ctx context.Context, p *partial, data []byte) error {
 		return err
 	}
 	err = db.update(ctx, func(w *wtx) error {
-		idx := p.length / chunkSize
-		for off := 0; off < len(data); off += chunkSize {
-			if err := w.insertChunk(p.key, idx, data[off:min(off+chunkSize, len(data))]); err != nil {
+		idx := p.length / attachstore.ChunkSize
+		for off := 0; off < len(data); off += attachstore.ChunkSize {
+			if err := attachstore.InsertChunk(w, p.key, idx, data[off:min(off+attachstore.ChunkSize, len(data))]); err != nil {
 				return fmt.Errorf("store attachment: %w", err)
 			}
 			idx++

@@ -1,10 +1,10 @@
 package localdb
 
 import (
-	"crypto/md5"
 	"fmt"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/attachstore"
 )
 
 // attWriter is a document write's attachment part: it turns a document's
@@ -14,7 +14,7 @@ import (
 type attWriter struct {
 	t *wtx
 	// staged holds the attachment bodies streamed in before the batch.
-	staged map[*couchdoc.Attachment]*stagedContent
+	staged map[*couchdoc.Attachment]*attachstore.Staged
 	// lazy lets replicated stubs the store lacks be recorded as missing
 	// (BulkDocsLazy).
 	lazy bool
@@ -99,38 +99,19 @@ func (aw *attWriter) resolve(docID string, atts map[string]*couchdoc.Attachment,
 	return out, nil
 }
 
-// writeContent stores an attachment's bytes once per digest, in chunks, and
-// returns the digest and length. Streamed bodies were staged (DB.stage)
-// before the transaction; a stated digest or length (wantLen >= 0) that
-// does not match gives ErrDigestMismatch and no content is kept.
-//
-// strict is set for local edits; replicated writes tolerate a digest
-// mismatch (see checkDigest).
+// writeContent stores an attachment's bytes once per digest and returns
+// the digest and length: inline bytes as they are, a streamed body as it
+// was staged (DB.stage) before the transaction. A stated digest or length
+// (wantLen >= 0) that does not match gives ErrDigestMismatch and no content
+// is kept; strict is set for local edits, as replicated writes tolerate a
+// digest mismatch (see attachstore.CheckDigest).
 func (aw *attWriter) writeContent(a *couchdoc.Attachment, wantLen int64, strict bool) (string, int64, error) {
 	if a.Body == nil {
-		d := a.DataDigest // hashed already by whoever read the bytes
-		if d == "" {
-			h := md5.New()
-			h.Write(a.Data)
-			d = md5Digest(h)
-		}
-		if !checkDigest(a.Digest, d, strict) || (wantLen >= 0 && wantLen != int64(len(a.Data))) {
-			return "", 0, couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment %q: digest or length does not match its data", a.Name)
-		}
-		if ok, err := aw.t.haveContent(d); err != nil || ok {
-			return d, int64(len(a.Data)), err
-		}
-		for i := 0; i*chunkSize < len(a.Data) || i == 0; i++ {
-			end := min((i+1)*chunkSize, len(a.Data))
-			if err := aw.t.insertChunk(d, int64(i), a.Data[i*chunkSize:end]); err != nil {
-				return "", 0, fmt.Errorf("store attachment %q: %w", a.Name, err)
-			}
-		}
-		return d, int64(len(a.Data)), aw.t.insertContent(d, int64(len(a.Data)), "")
+		return attachstore.WriteData(aw.t, a, wantLen, strict)
 	}
 	s := aw.staged[a]
 	if s == nil {
 		return "", 0, fmt.Errorf("localdb: attachment %q body was not staged", a.Name)
 	}
-	return aw.t.useStaged(a, s, wantLen, strict)
+	return attachstore.UseStaged(aw.t, a, s, wantLen, strict)
 }

@@ -36,7 +36,9 @@
 // revtree, encoded), its winning revision and its sequence; revision bodies
 // live in revs, only for the revisions we have (ancestors known only by id
 // are in the tree alone). Attachment bytes are stored once per digest, in
-// 256 KiB chunks, and stream in and out. Local documents have their own
+// 256 KiB chunks, and stream in and out (package
+// localdb/internal/attachstore); which revision names which bytes is
+// localdb's (rev_atts, attach*.go). Local documents have their own
 // table. The schema is the numbered files of package migrations, applied in
 // one transaction; PRAGMA user_version records the version.
 //
@@ -58,14 +60,15 @@
 // a docWriter (write_doc.go), which holds the transaction and the two
 // parts a document's write touches besides its rows: attWriter
 // (attach_write.go), the bodies staged before the transaction and the
-// lazy flag, which resolves stubs and stores bytes; and the index part,
-// indexstore.Writer, which keeps the entries in line with each new winner.
-// A part with state of its own hooks into the transaction (txPart): its
-// buffered rows are flushed after the transaction's, it finishes before
-// the commit, publishes after it (before feeds wake), and is saved and
-// restored around a document's savepoint. A _bulk_docs batch stages its
-// streamed bodies, then makes one pass through a docWriter; a lazy
-// attachment's download stages its bytes, then one transaction fills them.
+// lazy flag, which resolves stubs and stores bytes through attachstore;
+// and the index part, indexstore.Writer, which keeps the entries in line
+// with each new winner. A part with state of its own hooks into the
+// transaction (txPart): its buffered rows are flushed after the
+// transaction's, it finishes before the commit, publishes after it
+// (before feeds wake), and is saved and restored around a document's
+// savepoint. A _bulk_docs batch stages its streamed bodies, then makes
+// one pass through a docWriter; a lazy attachment's download stages its
+// bytes, then one transaction fills them.
 //
 // # CouchDB semantics
 //
@@ -103,14 +106,16 @@
 //
 // A file's prefix names the part of the store it serves: tx.go the write
 // transaction, write*.go the document writer (Put, BulkDocs, Batch, its
-// multi-row inserts); attach*.go attachments (storage, staging of streamed
-// bodies, the writer's attachment part, lazy and resumable downloads,
-// chunk checksums); index*.go the Mango json indexes' reads and checks;
+// multi-row inserts); attach*.go attachments (revisions' attachments,
+// staging of streamed bodies, the writer's attachment part, lazy and
+// resumable downloads); index*.go the Mango json indexes' reads and checks;
 // changes*.go the changes feed (reading, counting, following, watching
 // other processes, listeners); local.go the _local documents; alldocs.go,
 // read*.go and revsdiff.go the other reads; db.go, file*.go, options.go,
 // migrate*.go, checkpoint.go and remove.go the store's life, from open to
-// removal. Packages under internal/ hold parts no app needs to see:
-// indexstore the Mango indexes' storage and maintenance, multirow the
-// multi-row INSERTs both writers use.
+// removal. Packages under internal/ hold parts no app needs to see, each
+// driven through a small interface of the write transaction and importing
+// nothing of localdb: attachstore the attachment content (chunks and their
+// checksums, staging, reading), indexstore the Mango indexes' storage and
+// maintenance, multirow the multi-row INSERTs the writers use.
 package localdb

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/settee/settee/localdb/internal/attachstore"
 	"github.com/settee/settee/localdb/revtree"
 )
 
@@ -204,7 +205,7 @@ func checkAttachments(ctx context.Context, tx *sql.Tx) ([]error, error) {
 			errs = append(errs, fmt.Errorf("%d %s", bad, c.what))
 		}
 		if i == 0 {
-			if err := checkChunks(ctx, tx); err != nil {
+			if err := attachstore.CheckChunks(ctx, tx); err != nil {
 				errs = append(errs, err)
 			}
 		}

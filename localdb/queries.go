@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"strings"
 
+	"github.com/settee/settee/localdb/internal/attachstore"
 	"github.com/settee/settee/localdb/internal/indexstore"
 	"github.com/settee/settee/localdb/internal/multirow"
 )
@@ -20,17 +21,11 @@ const (
 	qDeleteContentChunks = "DELETE FROM att_chunks WHERE digest = (SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?)"
 	qDeleteLocal         = "DELETE FROM local_docs WHERE id = ?"
 	qDeleteRev           = "DELETE FROM revs WHERE doc_id = ? AND rev = ?"
-	qHaveContent         = "SELECT 1 FROM att_content WHERE digest = ? AND present = 1"
-	qInsertChunk         = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, ?, ?, ?)"
-	qInsertContent       = "INSERT INTO att_content (digest, length, chunks) VALUES (?, ?, ?) ON CONFLICT (digest) DO UPDATE SET present = 1, chunks = excluded.chunks"
-	qHoldContent         = "UPDATE rev_atts SET missing = 0 WHERE digest = ? AND missing = 1"
 	qInsertAbsent        = "INSERT INTO att_content (digest, length, present) VALUES (?, ?, 0) ON CONFLICT DO NOTHING"
 	qInsertDoc           = "INSERT INTO docs (doc_id, id, seq, winner, deleted, conflicted, tree) VALUES (?, ?, ?, ?, ?, ?, ?)"
-	qInsertEmptyChunk    = "INSERT INTO att_chunks (digest, idx, data, crc) VALUES (?, 0, x'', 0)"
 	qInsertRev           = "INSERT INTO revs (rev_row, doc_id, rev, body, has_atts) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
 	qInsertRevAtt        = "INSERT INTO rev_atts (rev_row, name, digest, content_type, length, revpos, missing, encoding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 	qLocalRev            = "SELECT rev FROM local_docs WHERE id = ?"
-	qCountChunks         = "SELECT COUNT(*) FROM att_chunks WHERE digest = ?"
 	qSetRevsLimit        = "UPDATE meta SET value=? WHERE key='revs_limit'"
 	qUpdateDoc           = "UPDATE docs SET seq = ?, winner = ?, deleted = ?, conflicted = ?, tree = ? WHERE doc_id = ?"
 	qUpsertLocal         = "INSERT INTO local_docs (id, rev, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET rev = excluded.rev, body = excluded.body"
@@ -64,17 +59,11 @@ var writeQueries = []string{
 	qDeleteChunks,
 	qDeleteLocal,
 	qDeleteRev,
-	qHaveContent,
-	qInsertChunk,
-	qInsertContent,
 	qInsertAbsent,
-	qHoldContent,
 	qInsertDoc,
-	qInsertEmptyChunk,
 	qInsertRev,
 	qInsertRevAtt,
 	qLocalRev,
-	qCountChunks,
 	qDeleteContentChunks,
 	qSetRevsLimit,
 	qUpdateDoc,
@@ -99,6 +88,7 @@ func init() {
 	}
 	writeQueries = append(writeQueries, qInsertDocsChunk, qInsertRevsChunk)
 	writeQueries = append(writeQueries, indexstore.Queries(writeSizes)...)
+	writeQueries = append(writeQueries, attachstore.WriteQueries...)
 }
 
 // The read pool's hot statements, prepared when the database opens (each
@@ -108,12 +98,6 @@ const (
 	rBody    = "SELECT rev_row, body, has_atts FROM revs WHERE doc_id = ? AND rev = ?"
 	rRevAtts = `SELECT a.name, a.digest, a.content_type, a.length, a.revpos, a.encoding, c.present = 0
 		FROM rev_atts a JOIN att_content c ON c.digest = a.digest WHERE a.rev_row = ?`
-	// The chunks of content digest are stored under its digest or under
-	// the key it names (att_content.chunks).
-	chunksOf = "(SELECT COALESCE(chunks, digest) FROM att_content WHERE digest = ?1)"
-	rContent = "SELECT data, crc FROM att_chunks WHERE digest = " + chunksOf + " ORDER BY idx"
-	rChunk   = "SELECT data, crc FROM att_chunks WHERE digest = " + chunksOf + " AND idx = ?2"
-	rNoCRC   = "SELECT EXISTS (SELECT 1 FROM att_chunks WHERE digest = " + chunksOf + " AND crc IS NULL)"
 )
 
 // rLoadRows reads the rows of up to loadChunk documents (OpenRevsBatch);
@@ -125,7 +109,8 @@ var rLoadRows = "SELECT id, doc_id, seq, tree FROM docs WHERE id IN (?" + string
 var rBodies = "WITH k(d, r) AS (VALUES (?, ?)" + strings.Repeat(", (?, ?)", loadChunk-1) + ") " +
 	"SELECT revs.doc_id, revs.rev, revs.rev_row, revs.body, revs.has_atts FROM k JOIN revs ON revs.doc_id = k.d AND revs.rev = k.r"
 
-var readQueries = []string{rLoadRow, rBody, rRevAtts, rContent, rChunk, rNoCRC, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, indexstore.GenQuery}
+var readQueries = append([]string{rLoadRow, rBody, rRevAtts, rLoadRows, rBodies, rFeedPage, rFeedPageDesc, indexstore.GenQuery},
+	attachstore.ReadQueries...)
 
 // scanAll reads a one-column result to the end and closes it: the ids a
 // caller then works through without holding the query open.

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/attachstore"
 	"github.com/settee/settee/localdb/revtree"
 )
 
@@ -355,11 +356,11 @@ func (r *rtx) fillAtts(doc *couchdoc.Doc, revRow int64, t *revtree.Tree, i int, 
 		if withData && a.RevPos > sincePos && !a.Missing {
 			ca.Stub = false
 			if a.Length <= inlineMax {
-				if ca.Data, err = r.readAllContent(a.Digest); err != nil {
+				if ca.Data, err = attachstore.ReadAll(r.ctx, r.stmt(attachstore.QContent), a.Digest); err != nil {
 					return err
 				}
 			} else {
-				ca.Body = &attReader{ctx: r.ctx, db: r.db, digest: a.Digest, length: a.Length}
+				ca.Body = r.db.attReader(r.ctx, a.Digest, a.Length)
 			}
 		}
 		doc.Attachments[a.Name] = ca
@@ -384,5 +385,5 @@ func (db *DB) OpenAttachment(ctx context.Context, id, rev, name string) (*couchd
 		return nil, nil, couchdoc.Errorf(couchdoc.ErrAttachmentNotDownloaded, "attachment %q of %q: body not downloaded", name, id)
 	}
 	a.Stub = false
-	return a, &attReader{ctx: ctx, db: db, digest: a.Digest, length: a.Length}, nil
+	return a, db.attReader(ctx, a.Digest, a.Length), nil
 }

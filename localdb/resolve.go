@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/attachstore"
 )
 
 // Resolution is what ResolveConflict wrote.
@@ -37,7 +38,7 @@ func (db *DB) ResolveConflict(ctx context.Context, id, keep string, merged *couc
 	}
 	defer db.leave()
 	var m *couchdoc.Doc
-	var staged map[*couchdoc.Attachment]*stagedContent
+	var staged map[*couchdoc.Attachment]*attachstore.Staged
 	if merged != nil {
 		cp := *merged
 		m = &cp

@@ -1,4 +1,4 @@
-package localdb
+package attachstore
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // Chunk checksums.
 //
 // Content is recorded under its md5 digest only once its bytes were checked
-// against it (writeContent, useStaged, the end of a partial download), and
+// against it (WriteData, UseStaged, the end of a partial download), and
 // every chunk keeps the CRC-32C of its bytes (schema 9). A reader checks
 // each chunk against its CRC as it reads it, so bytes changed on disk
 // since are refused (couchdoc.ErrDigestMismatch) without an md5 of the
@@ -27,23 +27,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // chunkCRC is the checksum kept with a chunk's bytes.
 func chunkCRC(b []byte) int64 { return int64(crc32.Checksum(b, castagnoli)) }
 
-// insertChunk stores chunk idx of the content under key.
-func (w *wtx) insertChunk(key string, idx int64, data []byte) error {
-	_, err := w.Exec(qInsertChunk, key, idx, data, chunkCRC(data))
-	return err
-}
-
-// checkChunk fails when a chunk's bytes differ from its checksum.
-func checkChunk(digest string, idx int64, data []byte, crc sql.NullInt64) error {
+// CheckChunk fails when a chunk's bytes differ from its checksum.
+func CheckChunk(digest string, idx int64, data []byte, crc sql.NullInt64) error {
 	if crc.Valid && chunkCRC(data) != crc.Int64 {
 		return couchdoc.Errorf(couchdoc.ErrDigestMismatch, "attachment content %s: chunk %d does not match its checksum: the file is damaged", digest, idx)
 	}
 	return nil
 }
 
-// checkChunks reads every chunk that has a checksum and reports those whose
-// bytes no longer match it (CheckInvariants).
-func checkChunks(ctx context.Context, tx *sql.Tx) error {
+// CheckChunks reads every chunk that has a checksum and reports those whose
+// bytes no longer match it (localdb's CheckInvariants).
+func CheckChunks(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, "SELECT digest, idx, data, crc FROM att_chunks WHERE crc IS NOT NULL")
 	if err != nil {
 		return err
@@ -58,7 +52,7 @@ func checkChunks(ctx context.Context, tx *sql.Tx) error {
 		if err := rows.Scan(&digest, &idx, &data, &crc); err != nil {
 			return err
 		}
-		if checkChunk(digest, idx, data, crc) != nil {
+		if CheckChunk(digest, idx, data, crc) != nil {
 			bad = append(bad, fmt.Sprintf("%s #%d", digest, idx))
 		}
 	}
