@@ -106,7 +106,8 @@ func indexFloor(ctx context.Context, dbPath, dir string, docBatch map[string]int
 }
 
 // readEntries reads the index entries of the store at dbPath, in both of
-// its tables (see localdb/index_fresh.go), each with its document's batch.
+// its tables (see localdb/internal/indexstore/fresh.go), each with its
+// document's batch.
 func readEntries(ctx context.Context, dbPath string, docBatch map[string]int) ([]floorEntry, error) {
 	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro")
 	if err != nil {

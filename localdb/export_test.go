@@ -74,7 +74,7 @@ func (db *DB) CheckpointerStopped() bool {
 }
 
 // SetFreshLimit makes every commit that leaves more than n rows in
-// mango_fresh merge them (index_fresh.go), for a test; it returns a
+// mango_fresh merge them (indexstore/fresh.go), for a test; it returns a
 // function restoring the limit.
 func SetFreshLimit(n int64) (restore func()) { return indexstore.SetFreshLimit(n) }
 

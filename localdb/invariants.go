@@ -192,8 +192,8 @@ var attachmentChecks = []countCheck{
 		"attachments held without their bytes"},
 }
 
-// checkAttachments runs attachmentChecks, and checkChunks (the chunks'
-// checksums) after the first of them.
+// checkAttachments runs attachmentChecks, and attachstore.CheckChunks (the
+// chunks' checksums) after the first of them.
 func checkAttachments(ctx context.Context, tx *sql.Tx) ([]error, error) {
 	var errs []error
 	for i, c := range attachmentChecks {
