@@ -4,6 +4,7 @@ package localdbtest
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -40,4 +41,43 @@ func OpenNamed(t testing.TB, name string, opts *localdb.Options) *localdb.DB {
 		}
 	})
 	return db
+}
+
+// SQLFile makes a new store file in t.TempDir() with localdb.Open (the
+// store's schema, every migration applied), closes the store and returns
+// the file opened with database/sql, for tests of the internal packages
+// that work on its tables through a transaction. Its connections have
+// foreign keys on and begin write transactions IMMEDIATE, as the store's
+// writer does; it is closed on cleanup.
+func SQLFile(t testing.TB) *sql.DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "test.db")
+	db, err := localdb.Open(path, nil)
+	if err != nil {
+		t.Fatalf("localdbtest: open %s: %v", path, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("localdbtest: close %s: %v", path, err)
+	}
+	raw, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_txlock=immediate")
+	if err != nil {
+		t.Fatalf("localdbtest: open %s with database/sql: %v", path, err)
+	}
+	t.Cleanup(func() {
+		if err := raw.Close(); err != nil {
+			t.Errorf("localdbtest: close %s: %v", path, err)
+		}
+	})
+	return raw
+}
+
+// Count runs a query of one integer (a COUNT) on db and returns it,
+// failing the test on an error.
+func Count(t testing.TB, db *sql.DB, query string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
 }
