@@ -22,8 +22,12 @@ func (iw *Writer) Rebuild() error {
 	if _, err := iw.t.Exec("DELETE FROM mango_indexes"); err != nil {
 		return err
 	}
+	// The generation goes on from the current set's: a handle holding a
+	// set of an earlier generation must read the rebuilt one, whose rows
+	// (ix_id) may differ.
+	cur := iw.indexes()
 	iw.ixs = &Set{}
-	if cur := iw.indexes(); cur != nil {
+	if cur != nil {
 		iw.ixs.gen = cur.gen
 	}
 	if err := iw.bumpIndexGen(); err != nil {
