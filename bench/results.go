@@ -172,16 +172,23 @@ func ratio(a, b float64) float64 {
 }
 
 // computeRatios fills Ratios and Targets from the measures.
+// vsPouchDB compares one phase's Settee and PouchDB measures: our docs/s
+// over theirs, our peak RSS over theirs, and their CPU (client and
+// server) over ours.
+func vsPouchDB(s, p *Measure) (docsPerSec, rss, cpu float64) {
+	return ratio(s.DocsPerSec, p.DocsPerSec), ratio(float64(s.PeakRSS), float64(p.PeakRSS)),
+		ratio(p.CPUSeconds+p.ServerCPUSeconds, s.CPUSeconds+s.ServerCPUSeconds)
+}
+
 func (r *Results) computeRatios() {
 	r.Targets = nil
 	defer r.findTargets()
 	defer r.indexWriteTargets()
 	if p := r.Pull; p != nil && p.Settee != nil {
 		if p.PouchDB != nil {
-			r.Ratios.PullVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
-			r.Ratios.PullRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
-			r.Ratios.PullCPUPouchDBVsSettee = ratio(p.PouchDB.CPUSeconds+p.PouchDB.ServerCPUSeconds, p.Settee.CPUSeconds+p.Settee.ServerCPUSeconds)
-			r.addTarget("pull docs/s vs PouchDB", ">= 3x", r.Ratios.PullVsPouchDBDocsPerSec, "x", r.Ratios.PullVsPouchDBDocsPerSec >= 3)
+			ra := &r.Ratios
+			ra.PullVsPouchDBDocsPerSec, ra.PullRSSVsPouchDB, ra.PullCPUPouchDBVsSettee = vsPouchDB(p.Settee, p.PouchDB)
+			r.addTarget("pull docs/s vs PouchDB", ">= 3x", ra.PullVsPouchDBDocsPerSec, "x", ra.PullVsPouchDBDocsPerSec >= 3)
 		}
 		if l := p.LimitSeconds(); l > 0 {
 			r.Ratios.PullTimeVsLimit = ratio(p.Settee.Seconds, l)
@@ -218,10 +225,9 @@ func (r *Results) computeRatios() {
 	}
 	if p := r.Push; p != nil && p.Settee != nil {
 		if p.PouchDB != nil {
-			r.Ratios.PushVsPouchDBDocsPerSec = ratio(p.Settee.DocsPerSec, p.PouchDB.DocsPerSec)
-			r.Ratios.PushRSSVsPouchDB = ratio(float64(p.Settee.PeakRSS), float64(p.PouchDB.PeakRSS))
-			r.Ratios.PushCPUPouchDBVsSettee = ratio(p.PouchDB.CPUSeconds+p.PouchDB.ServerCPUSeconds, p.Settee.CPUSeconds+p.Settee.ServerCPUSeconds)
-			r.addTarget("push docs/s vs PouchDB", ">= 3x", r.Ratios.PushVsPouchDBDocsPerSec, "x", r.Ratios.PushVsPouchDBDocsPerSec >= 3)
+			ra := &r.Ratios
+			ra.PushVsPouchDBDocsPerSec, ra.PushRSSVsPouchDB, ra.PushCPUPouchDBVsSettee = vsPouchDB(p.Settee, p.PouchDB)
+			r.addTarget("push docs/s vs PouchDB", ">= 3x", ra.PushVsPouchDBDocsPerSec, "x", ra.PushVsPouchDBDocsPerSec >= 3)
 		}
 		if l := p.LimitSeconds(); l > 0 {
 			r.Ratios.PushTimeVsLimit = ratio(p.Settee.Seconds, l)

@@ -379,10 +379,16 @@ func parseAttachmentRaw(name string, v []byte) (*Attachment, error) {
 	default:
 		return nil, Errorf(ErrBadRequest, "Attachment %q has neither data, stub nor follows", name)
 	}
+	return withDefaultType(a), nil
+}
+
+// withDefaultType gives an attachment without a content type CouchDB's
+// default one.
+func withDefaultType(a *Attachment) *Attachment {
 	if a.ContentType == "" {
 		a.ContentType = "application/octet-stream"
 	}
-	return a, nil
+	return a
 }
 
 // equalFoldASCII compares the ASCII strings f and k without regard to case.

@@ -154,8 +154,5 @@ func parseAttachment(name string, raw json.RawMessage) (*Attachment, error) {
 	default:
 		return nil, Errorf(ErrBadRequest, "Attachment %q has neither data, stub nor follows", name)
 	}
-	if a.ContentType == "" {
-		a.ContentType = "application/octet-stream"
-	}
-	return a, nil
+	return withDefaultType(a), nil
 }

@@ -197,6 +197,15 @@ func (h *harness) run(ops int) {
 	h.compare(true)
 }
 
+// pendingDocs are the documents of pending writes, in order.
+func pendingDocs(pend []pending) []*couchdoc.Doc {
+	docs := make([]*couchdoc.Doc, len(pend))
+	for i, p := range pend {
+		docs[i] = p.doc
+	}
+	return docs
+}
+
 // flushLocal sends the pending replicated writes to localdb in one
 // BulkDocs(new_edits=false).
 func (h *harness) flushLocal() {
@@ -204,10 +213,7 @@ func (h *harness) flushLocal() {
 	if len(h.pendLocal) == 0 {
 		return
 	}
-	docs := make([]*couchdoc.Doc, len(h.pendLocal))
-	for i, p := range h.pendLocal {
-		docs[i] = p.doc
-	}
+	docs := pendingDocs(h.pendLocal)
 	res, err := h.db.BulkDocs(h.ctx, docs, false)
 	if err != nil {
 		h.fail(h.pendLocal[0].m, "localdb BulkDocs(new_edits=false) of %d docs: %v", len(docs), err)
@@ -241,10 +247,7 @@ func (h *harness) flushPouch() {
 	if len(h.pendPouch) == 0 {
 		return
 	}
-	docs := make([]*couchdoc.Doc, len(h.pendPouch))
-	for i, p := range h.pendPouch {
-		docs[i] = p.doc
-	}
+	docs := pendingDocs(h.pendPouch)
 	if err := h.pc.bulkDocs(h.ctx, docs, false); err != nil {
 		h.fail(nil, "pouchdb-server: %v", err)
 	}
