@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
 )
 
@@ -366,4 +367,22 @@ func TestWatcherOwnCommits(t *testing.T) {
 	}
 	cancel()
 	<-f.done
+}
+
+// TestWatcherEndsAfterLastFeed: once the last feed stops waiting, the
+// commit watcher ends (and lets go of the file watch) about watchLinger
+// later, even when nothing is written to wake it.
+func TestWatcherEndsAfterLastFeed(t *testing.T) {
+	db, err := localdb.Open(filepath.Join(t.TempDir(), "x.db"), &localdb.Options{PollInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx, cancel := context.WithCancel(bg)
+	f := startFollow(db, ctx, 0, localdb.FollowOptions{Feed: localdb.FeedContinuous})
+	testutil.Eventually(t, "a waiting feed starts the watcher", db.Watching)
+	time.Sleep(50 * time.Millisecond) // the watcher's first check done, it waits for an event
+	cancel()
+	<-f.done
+	testutil.Eventually(t, "the watcher ends after its last feed", func() bool { return !db.Watching() })
 }

@@ -112,7 +112,14 @@ func (db *DB) addWaiter() error {
 func (db *DB) removeWaiter() {
 	db.lmu.Lock()
 	db.waiters--
+	last := db.waiters == 0
 	db.lmu.Unlock()
+	if last {
+		select {
+		case db.idle <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // wakeWatcher wakes the watcher goroutine; the wake-up is kept (one) when
@@ -205,6 +212,9 @@ func (db *DB) watch() {
 		case <-trailC:
 		case <-db.wake:
 			step = 0
+		case <-db.idle:
+			check = false // start the linger; nothing was written
+			continue
 		case <-lingerC:
 			lingerC = nil
 			db.lmu.Lock()

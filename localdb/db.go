@@ -60,7 +60,8 @@ type DB struct {
 	waiters  int              // feeds waiting for a change (changes_watch.go)
 	watching bool             // the commit watcher runs
 	watcher  *sql.DB          // one connection, for PRAGMA data_version
-	wake     chan struct{}    // wakes the commit watcher (a file event, the last waiter gone)
+	wake     chan struct{}    // wakes the commit watcher for a file event
+	idle     chan struct{}    // tells the commit watcher the last waiter left
 
 	key          string    // the file, as fileKey names it (files.go)
 	watchMode    WatchMode // how feeds hear of other processes' commits
@@ -133,7 +134,7 @@ func openDB(path string, opts *Options) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
 		closing: make(chan struct{}), staging: make(map[string]bool), kick: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), key: fileKey(path), watchMode: opts.Watch, pollInterval: opts.PollInterval}
+		wake: make(chan struct{}, 1), idle: make(chan struct{}, 1), key: fileKey(path), watchMode: opts.Watch, pollInterval: opts.PollInterval}
 	if db.pollInterval <= 0 {
 		db.pollInterval = DefaultPollInterval
 	}

@@ -159,6 +159,13 @@ func (db *DB) WatchChecks() int64 { return db.watchChecks.Load() }
 // WatchStarts is how many times the commit watcher's goroutine started.
 func (db *DB) WatchStarts() int64 { return db.watchStarts.Load() }
 
+// Watching reports whether the commit watcher's goroutine runs.
+func (db *DB) Watching() bool {
+	db.lmu.Lock()
+	defer db.lmu.Unlock()
+	return db.watching
+}
+
 // HeadReads is how many times the commit watcher read the feed's head.
 func (db *DB) HeadReads() int64 { return db.headReads.Load() }
 
