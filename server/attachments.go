@@ -202,7 +202,7 @@ func (s *Server) putAttachment(w http.ResponseWriter, r *http.Request, rt route,
 			doc.Attachments = map[string]*couchdoc.Attachment{}
 		}
 		doc.Attachments[rt.att] = &couchdoc.Attachment{Name: rt.att, ContentType: ct, Length: r.ContentLength, Body: r.Body}
-		newRev, err = db.Put(r.Context(), doc)
+		newRev, err = s.putChecked(r, db, doc)
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -231,7 +231,7 @@ func (s *Server) deleteAttachment(w http.ResponseWriter, r *http.Request, rt rou
 			err = couchdoc.Errorf(couchdoc.ErrNotFound, "Document is missing attachment")
 		} else {
 			delete(doc.Attachments, rt.att)
-			newRev, err = db.Put(r.Context(), doc)
+			newRev, err = s.putChecked(r, db, doc)
 		}
 	}
 	if err != nil {
@@ -239,4 +239,17 @@ func (s *Server) deleteAttachment(w http.ResponseWriter, r *http.Request, rt rou
 		return
 	}
 	writeJSON(w, http.StatusOK, okRev{OK: true, ID: rt.docID, Rev: newRev})
+}
+
+// putChecked writes a document read and changed by an attachment request,
+// after the checks every document write gets.
+func (s *Server) putChecked(r *http.Request, db *localdb.DB, doc *couchdoc.Doc) (string, error) {
+	if err := s.checkDocWrite(r, db, doc, true); err != nil {
+		return "", err
+	}
+	rev, err := db.Put(r.Context(), doc)
+	if err == nil {
+		s.afterWrite(r, doc)
+	}
+	return rev, err
 }

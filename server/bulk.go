@@ -68,6 +68,16 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 	var batch []*couchdoc.Doc
 	var where []int
 	for i, doc := range docs {
+		if err := s.checkDocWrite(r, db, doc, newEdits); err != nil {
+			// Refused documents are answered in place, as CouchDB's
+			// per-document validation errors.
+			rev := ""
+			if !newEdits {
+				rev = doc.Rev
+			}
+			results[i] = docResult(doc.ID, rev, err)
+			continue
+		}
 		if !couchdoc.IsLocalID(doc.ID) {
 			batch = append(batch, doc)
 			where = append(where, i)
@@ -85,6 +95,9 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 		for j, rr := range res {
 			if j < len(where) {
 				results[where[j]] = rr
+				if rr.Error == "" {
+					s.afterWrite(r, batch[j])
+				}
 			}
 		}
 	}

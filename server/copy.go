@@ -30,7 +30,7 @@ func (s *Server) copyDoc(w http.ResponseWriter, r *http.Request, rt route, db *l
 	for _, a := range src.Attachments {
 		a.RevPos, a.Stub = 0, false
 	}
-	rev, err := db.Put(r.Context(), &couchdoc.Doc{ID: dest, Rev: destRev, Body: src.Body, Attachments: src.Attachments})
+	rev, err := s.storeDoc(r, db, &couchdoc.Doc{ID: dest, Rev: destRev, Body: src.Body, Attachments: src.Attachments}, true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

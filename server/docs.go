@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"mime"
 	"net/http"
 	"sort"
@@ -283,7 +282,7 @@ func (s *Server) writeDoc(r *http.Request, db *localdb.DB, id string, doc *couch
 		return "", err
 	}
 	doc.Rev = rev
-	return storeDoc(r.Context(), db, doc, newEdits)
+	return s.storeDoc(r, db, doc, newEdits)
 }
 
 // inlineDigestsIgnored drops the digest a document's JSON states for an
@@ -301,8 +300,20 @@ func inlineDigestsIgnored(doc *couchdoc.Doc) {
 }
 
 // storeDoc writes one document with new_edits true (Put) or false.
-func storeDoc(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) (string, error) {
+func (s *Server) storeDoc(r *http.Request, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) (string, error) {
+	rev, err := s.storeDocChecked(r, db, doc, newEdits)
+	if err == nil {
+		s.afterWrite(r, doc)
+	}
+	return rev, err
+}
+
+func (s *Server) storeDocChecked(r *http.Request, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) (string, error) {
+	ctx := r.Context()
 	if err := validateAttNames(doc); err != nil {
+		return "", err
+	}
+	if err := s.checkDocWrite(r, db, doc, newEdits); err != nil {
 		return "", err
 	}
 	inlineDigestsIgnored(doc)
@@ -339,7 +350,13 @@ func (s *Server) deleteDoc(w http.ResponseWriter, r *http.Request, id string, db
 	}
 	var newRev string
 	if err == nil {
+		err = s.checkDocWrite(r, db, &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}, true)
+	}
+	if err == nil {
 		newRev, err = db.Delete(r.Context(), id, rev)
+	}
+	if err == nil {
+		s.afterWrite(r, &couchdoc.Doc{ID: id, Rev: newRev, Deleted: true})
 	}
 	if err != nil {
 		s.writeError(w, r, err)
@@ -367,7 +384,7 @@ func (s *Server) postDoc(w http.ResponseWriter, r *http.Request, rt route, db *l
 	}
 	var rev string
 	if err == nil {
-		rev, err = storeDoc(r.Context(), db, doc, true)
+		rev, err = s.storeDoc(r, db, doc, true)
 	}
 	if err != nil {
 		s.writeError(w, r, err)

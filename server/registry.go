@@ -39,6 +39,9 @@ func newRegistry(cfg Config) *registry {
 
 // validateDBName checks a database name as CouchDB does.
 func validateDBName(name string) error {
+	if systemDBs[name] {
+		return nil
+	}
 	ok := name != "" && len(name) <= 238 && name[0] >= 'a' && name[0] <= 'z'
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]

@@ -213,9 +213,11 @@ func setLocation(w http.ResponseWriter, r *http.Request, db, id, att string) {
 	if r.TLS != nil {
 		scheme = "https://"
 	}
-	loc := scheme + r.Host + "/" + wire.EscapeSegment(db) + "/" + wire.EscapeSegment(id)
+	// CouchDB leaves ':' as it is (org.couchdb.user:NAME).
+	esc := func(s string) string { return strings.ReplaceAll(wire.EscapeSegment(s), "%3A", ":") }
+	loc := scheme + r.Host + "/" + esc(db) + "/" + esc(id)
 	if att != "" {
-		loc += "/" + wire.EscapeSegment(att)
+		loc += "/" + esc(att)
 	}
 	w.Header().Set("Location", loc)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -49,7 +48,7 @@ func parseRoute(escaped string) (route, error) {
 		}
 		segs[i] = u
 	}
-	if strings.HasPrefix(segs[0], "_") {
+	if strings.HasPrefix(segs[0], "_") && !systemDBs[segs[0]] {
 		rt.special = segs[0]
 		if len(segs) > 1 {
 			rt.docID = strings.Join(segs[1:], "/")
@@ -104,7 +103,9 @@ func isDBEndpoint(s string) bool {
 	return false
 }
 
-// ServeHTTP serves CouchDB's API.
+// ServeHTTP serves CouchDB's API: the path is parsed, the user
+// authenticated, the route found in the table and its permission checked
+// before its handler runs.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w}
@@ -127,108 +128,98 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	user, err := s.authenticate(w, r)
+	res, err := s.auth.Authenticate(r.Context(), r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	if user == "" && len(s.cfg.Users) > 0 && !isPublic(rt, r) {
-		// CouchDB's words: a database says who may not access it.
-		reason := "You are not a server admin."
-		if rt.db != "" {
-			reason = "You are not authorized to access this db."
+	if res.Renew != "" {
+		s.setSessionCookie(w, r, res.Renew)
+	}
+	c := &call{rt: rt, auth: res}
+	row := lookupRoute(shapeOf(rt), r.Method)
+	if row == nil {
+		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "unknown path"))
+		return
+	}
+	if row.perm == permServerAdmin {
+		// CouchDB checks a server admin before it looks for the
+		// database (creating and deleting one).
+		if err := s.permit(row.perm, c); err != nil {
+			s.writeError(w, r, err)
+			return
 		}
-		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrUnauthorized, "%s", reason))
-		return
 	}
-	if rt.db == "" {
-		s.serveServer(w, r, rt, user)
-		return
+	if rt.db != "" {
+		c.db, c.openErr = s.openDB(r.Context(), rt.db)
+		if c.openErr == nil {
+			c.sec, c.openErr = s.security(r.Context(), rt.db, c.db)
+		}
+		// A missing database is 404 for everyone but a request that
+		// creates it (CouchDB opens the database before it checks).
+		if c.openErr != nil && !(row.shape == shDB && r.Method == http.MethodPut) {
+			s.writeError(w, r, c.openErr)
+			return
+		}
 	}
-	db, err := s.dbs.get(r.Context(), rt.db)
-	if rt.docID == "" && rt.special == "" && rt.refused == nil {
-		s.serveDB(w, r, rt, db, err)
-		return
-	}
-	if err != nil {
+	if err := s.permit(row.perm, c); err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	switch {
-	case rt.refused != nil:
-		s.writeError(w, r, rt.refused)
-	case rt.special != "":
-		s.serveDBEndpoint(w, r, rt, db)
-	case couchdoc.IsLocalID(rt.docID):
-		s.serveLocal(w, r, rt, db)
-	case rt.att != "" && strings.HasPrefix(rt.docID, couchdoc.DesignPrefix) && isDesignAction(rt.att):
-		s.serveDesignAction(w, r, rt, db)
-	case rt.att != "":
-		s.serveAttachment(w, r, rt, db)
-	default:
-		s.serveDoc(w, r, rt, db)
-	}
-}
-
-// isPublic lists what anyone may call when users are configured, as
-// CouchDB with require_valid_user: the welcome, health and session
-// endpoints.
-func isPublic(rt route, r *http.Request) bool {
-	if rt.db != "" {
-		return false
-	}
-	switch rt.special {
-	case "", "_up", "_session":
-		return true
-	}
-	return false
+	r = r.WithContext(withCall(r.Context(), c))
+	row.serve(s, w, r, c)
 }
 
 func methodNotAllowed(allowed string) error {
 	return &couchdoc.Error{Status: http.StatusMethodNotAllowed, Name: "method_not_allowed", Reason: "Only " + allowed + " allowed"}
 }
 
-func (s *Server) serveServer(w http.ResponseWriter, r *http.Request, rt route, user string) {
-	get := r.Method == http.MethodGet || r.Method == http.MethodHead
-	switch rt.special {
-	case "":
-		if !get {
-			s.writeError(w, r, methodNotAllowed("GET,HEAD"))
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"couchdb": "Welcome",
-			"version": Version,
-			"uuid":    s.serverUUID(r),
-			"vendor":  map[string]string{"name": "Settee", "version": Version},
-			"features": []string{
-				"access-ready", "partitioned", "pluggable-storage-engines", "reshard", "scheduler",
-			},
-		})
-	case "_up":
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "seeds": map[string]any{}})
-	case "_all_dbs":
-		if !get {
-			s.writeError(w, r, methodNotAllowed("GET,HEAD"))
-			return
-		}
-		names, err := s.dbs.names()
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, names)
-	case "_uuids":
-		s.serveUUIDs(w, r)
-	case "_session":
-		s.serveSession(w, r, user)
-	default:
-		if rt.docID == "" {
-			s.writeError(w, r, validateDBName(rt.special))
-			return
-		}
-		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "Database does not exist."))
+func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+
+// serveWelcome is GET /.
+func (s *Server) serveWelcome(w http.ResponseWriter, r *http.Request, _ *call) {
+	if !isGet(r) {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+		return
 	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"couchdb": "Welcome",
+		"version": Version,
+		"uuid":    s.serverUUID(r),
+		"vendor":  map[string]string{"name": "Settee", "version": Version},
+		"features": []string{
+			"access-ready", "partitioned", "pluggable-storage-engines", "reshard", "scheduler",
+		},
+	})
+}
+
+// serveUp is GET /_up.
+func (s *Server) serveUp(w http.ResponseWriter, r *http.Request, _ *call) {
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "seeds": map[string]any{}})
+}
+
+// serveAllDBs is GET /_all_dbs.
+func (s *Server) serveAllDBs(w http.ResponseWriter, r *http.Request, _ *call) {
+	if !isGet(r) {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+		return
+	}
+	names, err := s.dbs.names()
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, names)
+}
+
+// serveUnknownServer answers a server-level path this server lacks as
+// CouchDB: a name that cannot be a database is 400, else 404.
+func (s *Server) serveUnknownServer(w http.ResponseWriter, r *http.Request, c *call) {
+	if c.rt.docID == "" {
+		s.writeError(w, r, validateDBName(c.rt.special))
+		return
+	}
+	s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "Database does not exist."))
 }
 
 func (s *Server) serveUUIDs(w http.ResponseWriter, r *http.Request) {
@@ -251,13 +242,10 @@ func (s *Server) serveUUIDs(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveDB answers /{db}: info, create, delete, and POST of a new document.
-func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB, openErr error) {
+func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, c *call) {
+	rt, db, openErr := c.rt, c.db, c.openErr
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
-		if openErr != nil {
-			s.writeError(w, r, openErr)
-			return
-		}
 		info, err := db.Info(r.Context())
 		if err != nil {
 			s.writeError(w, r, err)
@@ -283,7 +271,7 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 			"cluster": map[string]int{"q": 1, "n": 1, "w": 1, "r": 1},
 		})
 	case http.MethodPut:
-		if err := s.dbs.create(r.Context(), rt.db); err != nil {
+		if err := s.createDB(r.Context(), rt.db); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -310,56 +298,27 @@ func (s *Server) serveDB(w http.ResponseWriter, r *http.Request, rt route, db *l
 	}
 }
 
-func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt route, db *localdb.DB) {
-	switch rt.special {
-	case "_changes":
-		s.serveChanges(w, r, db)
-	case "_revs_diff":
-		s.serveRevsDiff(w, r, db)
-	case "_bulk_docs":
-		s.serveBulkDocs(w, r, db)
-	case "_bulk_get":
-		s.serveBulkGet(w, r, db)
-	case "_all_docs", "_design_docs":
-		s.serveAllDocs(w, r, db, rt.special == "_design_docs")
-	case "_local_docs":
-		s.serveLocalDocs(w, r, db)
-	case "_ensure_full_commit":
-		if r.Method != http.MethodPost {
-			s.writeError(w, r, methodNotAllowed("POST"))
-			return
-		}
-		writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "instance_start_time": s.start})
-	case "_revs_limit":
-		s.serveRevsLimit(w, r, db)
-	case "_purge":
-		s.servePurge(w, r, db)
-	case "_purged_infos":
-		s.servePurgedInfos(w, r, db)
-	case "_purged_infos_limit":
-		s.servePurgedInfosLimit(w, r, db)
-	case "_find", "_explain":
-		s.serveFind(w, r, rt, db)
-	case "_index":
-		s.serveIndex(w, r, rt, db)
-	case "_compact":
-		if r.Method != http.MethodPost {
-			s.writeError(w, r, methodNotAllowed("POST"))
-			return
-		}
-		c, ok := any(db).(interface{ Compact(context.Context) error })
-		if !ok {
-			s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "_compact is not supported by this store"))
-			return
-		}
-		if err := c.Compact(r.Context()); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusAccepted, okTrue)
-	default:
-		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "%s is not supported by this server", rt.special))
+// serveEnsureFullCommit is POST /{db}/_ensure_full_commit: every write is
+// durable when acknowledged.
+func (s *Server) serveEnsureFullCommit(w http.ResponseWriter, r *http.Request, _ *call) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
 	}
+	writeJSON(w, http.StatusCreated, map[string]any{"ok": true, "instance_start_time": s.start})
+}
+
+// serveCompact is POST /{db}/_compact.
+func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request, c *call) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	if err := c.db.Compact(r.Context()); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, okTrue)
 }
 
 func (s *Server) serveRevsLimit(w http.ResponseWriter, r *http.Request, db *localdb.DB) {

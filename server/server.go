@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/server/access"
 )
 
 // Version is what GET / reports as the CouchDB version.
@@ -40,10 +41,30 @@ type Config struct {
 	// stores found on disk; PUT /{db} in a DataDir always creates one.
 	DBOptions *localdb.Options
 
-	// Users maps user names to passwords. When empty, every request is
-	// served as the admin ("admin party"), which ListenAndServe only
-	// allows on a loopback address.
+	// Users maps the server admins' names to their passwords. When empty,
+	// every request is served as the admin ("admin party"), which
+	// ListenAndServe only allows on a loopback address. Other users are
+	// documents of the _users database, which a DataDir server has once
+	// it has an admin.
 	Users map[string]string
+	// DefaultSecurityEveryone gives new databases (and stores that never
+	// had a _security object) an empty security object, open to every
+	// user, instead of CouchDB 3's admin_only default.
+	DefaultSecurityEveryone bool
+	// PasswordIterations are the PBKDF2 rounds of a new password hash in
+	// _users; default access.DefaultIterations, as CouchDB 3.5.
+	PasswordIterations int
+	// JWT, when it holds keys, accepts "Authorization: Bearer" tokens
+	// signed with them.
+	JWT *access.JWTKeys
+	// PerUser creates the database userdb-HEX(name) for every new user,
+	// with that user as its only admin and member (CouchDB's
+	// couch_peruser); PerUserDelete deletes it with the user.
+	PerUser, PerUserDelete bool
+	// LockoutThreshold is how many failed logins of one user from one
+	// address within five minutes lock that pair out (CouchDB's
+	// chttpd_auth_lockout); 0 means 5, a negative value turns it off.
+	LockoutThreshold int
 	// SessionSecret signs AuthSession cookies; random (per process) when
 	// empty, which logs everyone out on restart.
 	SessionSecret []byte
@@ -98,6 +119,8 @@ type Server struct {
 	uuid   string
 	start  string
 
+	auth *access.Authenticator
+
 	tlsCert  *tls.Certificate // loaded by Open
 	uuidOnce sync.Once
 	randUUID string
@@ -124,7 +147,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Addr = "127.0.0.1:5984"
 	}
 	if cfg.SessionTimeout <= 0 {
-		cfg.SessionTimeout = 10 * time.Minute
+		cfg.SessionTimeout = access.DefaultSessionTimeout
+	}
+	if cfg.PasswordIterations <= 0 {
+		cfg.PasswordIterations = access.DefaultIterations
 	}
 	if cfg.MaxBodySize <= 0 {
 		cfg.MaxBodySize = 64 << 20
@@ -156,12 +182,28 @@ func New(cfg Config) (*Server, error) {
 		_, _ = rand.Read(s.secret)
 	}
 	s.uuid = cfg.UUID
+	s.auth = &access.Authenticator{
+		Admins:   cfg.Users,
+		Sessions: access.Sessions{Secret: s.secret, Timeout: cfg.SessionTimeout},
+		JWT:      cfg.JWT,
+		Verifier: access.NewVerifier(0),
+	}
+	if cfg.LockoutThreshold >= 0 {
+		s.auth.Lockout = &access.Lockout{Threshold: cfg.LockoutThreshold}
+	}
+	if cfg.DataDir != "" && len(cfg.Users) > 0 {
+		s.auth.Users = usersSource{s}
+	}
 	return s, nil
 }
 
 func errorf(format string, args ...any) error {
 	return errors.Join(ErrConfig, errorString(format, args...))
 }
+
+func (s *Server) now() time.Time { return s.auth.Clock() }
+
+func (s *Server) sessions() access.Sessions { return s.auth.Sessions }
 
 // Close closes the databases the server opened. Requests still running
 // get errors.

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/server/access"
+)
+
+// usersSource reads users from the server's _users database.
+type usersSource struct{ s *Server }
+
+// User returns the user document of name, if it has a password hash.
+func (u usersSource) User(ctx context.Context, name string) (access.User, bool, error) {
+	db, err := u.s.openDB(ctx, access.UsersDB)
+	if err != nil {
+		if errors.Is(err, errNoDB) {
+			return access.User{}, false, nil
+		}
+		return access.User{}, false, err
+	}
+	doc, err := db.Get(ctx, access.UserPrefix+name, localdb.GetOptions{})
+	if err != nil {
+		if errors.Is(err, couchdoc.ErrNotFound) {
+			return access.User{}, false, nil
+		}
+		return access.User{}, false, err
+	}
+	user, ok := access.ParseUser(doc)
+	if ok && user.Name != name {
+		ok = false
+	}
+	return user, ok, nil
+}
+
+// hasUsersDB reports whether the server keeps a _users database: a
+// DataDir server with at least one admin, as CouchDB after its setup.
+func (s *Server) hasUsersDB() bool { return s.cfg.DataDir != "" && len(s.cfg.Users) > 0 }
+
+// openDB returns a database, making _users on first use.
+func (s *Server) openDB(ctx context.Context, name string) (*localdb.DB, error) {
+	db, err := s.dbs.get(ctx, name)
+	if errors.Is(err, errNoDB) && name == access.UsersDB && s.hasUsersDB() {
+		if cerr := s.createDB(ctx, name); cerr != nil && !errors.Is(cerr, couchdoc.ErrFileExists) {
+			return nil, cerr
+		}
+		return s.dbs.get(ctx, name)
+	}
+	return db, err
+}
+
+// createDB creates a database with the server's default security object,
+// as CouchDB 3 stores default_security into every new database.
+func (s *Server) createDB(ctx context.Context, name string) error {
+	return s.createDBWith(ctx, name, s.newDBSecurity())
+}
+
+func (s *Server) createDBWith(ctx context.Context, name string, sec *access.Security) error {
+	if err := s.dbs.create(ctx, name); err != nil {
+		return err
+	}
+	if s.cfg.DBPath != "" {
+		return nil
+	}
+	db, err := s.dbs.get(ctx, name)
+	if err != nil {
+		return err
+	}
+	return db.InitSecurity(ctx, sec.Raw)
+}
+
+func (s *Server) newDBSecurity() *access.Security {
+	if s.cfg.DefaultSecurityEveryone {
+		return access.Everyone
+	}
+	return access.AdminOnly
+}
+
+// PerUserPrefix starts the name of a user's own database.
+const PerUserPrefix = "userdb-"
+
+// perUserDB is the name of a user's database: userdb- and the hex of the
+// name's bytes, as couch_peruser.
+func perUserDB(name string) string { return PerUserPrefix + hex.EncodeToString([]byte(name)) }
+
+// afterUsersWrite keeps per-user databases in step with _users: a new
+// user gets one, a deleted user's goes when PerUserDelete is set.
+// Failures are logged; the user document is written already.
+func (s *Server) afterUsersWrite(ctx context.Context, doc *couchdoc.Doc) {
+	if !s.cfg.PerUser || !strings.HasPrefix(doc.ID, access.UserPrefix) {
+		return
+	}
+	name := strings.TrimPrefix(doc.ID, access.UserPrefix)
+	dbName := perUserDB(name)
+	if doc.Deleted {
+		if s.cfg.PerUserDelete {
+			if err := s.dbs.remove(ctx, dbName); err != nil && !errors.Is(err, errNoDB) {
+				s.log.Warn("delete per-user database", "db", dbName, "err", err)
+			}
+		}
+		return
+	}
+	names, _ := json.Marshal([]string{name})
+	sec, err := access.ParseSecurity([]byte(`{"admins":{"names":` + string(names) + `,"roles":[]},"members":{"names":` + string(names) + `,"roles":[]}}`))
+	if err != nil {
+		return
+	}
+	if err := s.createDBWith(ctx, dbName, sec); err != nil && !errors.Is(err, couchdoc.ErrFileExists) {
+		s.log.Warn("create per-user database", "db", dbName, "err", err)
+	}
+}
