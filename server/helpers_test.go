@@ -151,9 +151,9 @@ func (ts *tserver) updateSeq(db string) float64 {
 }
 
 // putDoc creates or updates a document and returns its new rev.
-func (ts *tserver) putDoc(db, escapedID string, body any) string {
+func (ts *tserver) putDoc(db, escapedID string, body any, hdr ...string) string {
 	ts.t.Helper()
-	m := ts.must(201, "PUT", "/"+db+"/"+escapedID, body).json(ts.t)
+	m := ts.must(201, "PUT", "/"+db+"/"+escapedID, body, hdr...).json(ts.t)
 	return m["rev"].(string)
 }
 

@@ -57,7 +57,6 @@ const (
 	shRoot        = "/"
 	shServer      = "/_{endpoint}" // an unknown server endpoint
 	shDB          = "/{db}"
-	shDBEndpoint  = "/{db}/_{endpoint}" // an unknown database endpoint
 	shDoc         = "/{db}/{docid}"
 	shAtt         = "/{db}/{docid}/{attname}"
 	shLocal       = "/{db}/_local/{docid}"
@@ -84,10 +83,8 @@ func shapeOf(rt route) string {
 		return shRefused
 	case rt.special == "_index" && rt.docID != "":
 		return shIndexByName
-	case rt.special != "" && isDBEndpoint(rt.special):
-		return "/{db}/" + rt.special
 	case rt.special != "":
-		return shDBEndpoint
+		return "/{db}/" + rt.special
 	case rt.docID == "":
 		return shDB
 	case couchdoc.IsLocalID(rt.docID):
@@ -148,9 +145,6 @@ var routes = []routeRow{
 	{"/{db}/_security", http.MethodGet, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", http.MethodHead, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", "", permDBAdmin, (*Server).serveSecurity},
-	{shDBEndpoint, "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
-		s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrNotFound, "%s is not supported by this server", c.rt.special))
-	}},
 	{shRefused, "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
 		s.writeError(w, r, c.rt.refused)
 	}},

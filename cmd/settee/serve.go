@@ -37,6 +37,14 @@ loopback address; with --user (password from --password-file or
 $SETTEE_PASSWORD) it requires that user's credentials and may listen on any
 address. --tls-cert and --tls-key serve HTTPS. Ctrl-C stops it.
 
+A directory served with --user is a hub for a team, as CouchDB: that user
+is the server admin, who adds users to the _users database (PUT
+/_users/org.couchdb.user:NAME) and says in each database's _security who
+may read and write it. New databases are admin-only (--default-security
+everyone opens them to every user); --peruser gives each new user a
+database of their own. Users sign in with basic auth, a session cookie
+(POST /_session) or a bearer token (--jwt-secret-file, --jwt-key).
+
 For web apps on another origin, --cors-origins turns on CORS as CouchDB's
 [cors] section does (--cors-credentials, --cors-methods, --cors-headers and
 --cors-max-age are its other settings); PouchDB in a browser needs
@@ -47,7 +55,8 @@ For web apps on another origin, --cors-origins turns on CORS as CouchDB's
   SETTEE_PASSWORD=secret settee serve --addr 0.0.0.0:5984 --user admin \
       --tls-cert cert.pem --tls-key key.pem notes.db
   settee sync phone.db http://127.0.0.1:5984/notes  # from another shell
-  settee serve --cors-origins http://localhost:8080 --cors-credentials ./data`,
+  settee serve --cors-origins http://localhost:8080 --cors-credentials ./data
+  settee serve --user admin --password-file pw.txt --peruser ./hub`,
 	exits: storeExits,
 }
 
@@ -66,6 +75,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	corsMethods := fset.String("cors-methods", "", "the `methods` a cross-origin request may use ([cors] methods; default CouchDB's)")
 	corsHeaders := fset.String("cors-headers", "", "the request `headers` a cross-origin request may send ([cors] headers; default CouchDB's)")
 	corsMaxAge := fset.Int("cors-max-age", 600, "how long browsers may cache a preflight answer, in `seconds` ([cors] max_age)")
+	hub := addHubFlags(fset)
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
 	if err != nil {
 		return err
@@ -111,6 +121,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Users = map[string]string{*user: pwd}
 	} else if *pwFile != "" {
 		return usageErrorf("--password-file needs --user")
+	}
+	if err := hub.apply(&cfg); err != nil {
+		return err
 	}
 	level := slog.LevelWarn // errors and warnings only
 	if *verbose {
@@ -158,6 +171,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		found := "no databases (*.db, *.sqlite) yet: PUT " + where + "NAME creates one"
 		if len(names) > 0 {
 			found = fmt.Sprintf("%d database(s): %s", len(names), strings.Join(names, ", "))
+		}
+		if note := hubNote(cfg); note != "" {
+			found += "; " + note
 		}
 		fmt.Fprintf(stdout, "settee %s: %s has %s\n", version, path, found)
 	}
