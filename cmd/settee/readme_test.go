@@ -212,8 +212,10 @@ func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []read
 // under test on PATH, and stops what it left running.
 func runShellBlocks(t *testing.T, script string) {
 	dir := t.TempDir()
-	port := testpeer.FreePort(t)
-	script = strings.ReplaceAll(script, "127.0.0.1:5985", fmt.Sprintf("127.0.0.1:%d", port))
+	// The quick start's server, and the team hub's.
+	for _, addr := range []string{"127.0.0.1:5985", "127.0.0.1:5986"} {
+		script = strings.ReplaceAll(script, addr, fmt.Sprintf("127.0.0.1:%d", testpeer.FreePort(t)))
+	}
 	// Trace each command, so a failure shows which one.
 	script = "set -euxo pipefail\n" + script
 	out, err := os.Create(filepath.Join(dir, "script.out"))
@@ -247,5 +249,13 @@ func runShellBlocks(t *testing.T, script string) {
 	mustJSON(t, ok(t, "get", filepath.Join(dir, "phone.db"), "shopping"), &doc)
 	if strings.Join(doc.Items, ",") != "milk,eggs,tea" || len(doc.Conflicts) != 0 {
 		t.Errorf("after the quick start phone.db has %+v", doc)
+	}
+	// What the team hub promises: ben's device has what ana wrote.
+	var visit struct {
+		Site string `json:"site"`
+	}
+	mustJSON(t, ok(t, "get", filepath.Join(dir, "ben.db"), "visit-1"), &visit)
+	if visit.Site != "north well" {
+		t.Errorf("ben.db's visit-1 is %+v", visit)
 	}
 }
