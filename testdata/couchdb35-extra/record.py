@@ -22,6 +22,7 @@ Beyond method/path/body/headers/note, a step may carry (see README.md):
   save        {"var": "field"}: keep a top-level field of the answer's JSON;
               "{{var}}" in path, body and headers is replaced by it ("{{run}}"
               is a token of this run, for names the lockout must not know)
+  save_header {"var": "Header"}: keep a header of the answer the same way
   sleep       seconds to wait before sending
   wait        {"path": ..., "until": "present"|"absent", "value": ...}: poll
               (as admin, at most 20 s) until the JSON list at path has or
@@ -263,6 +264,9 @@ def main():
                         saved[var] = j[field]
             except ValueError:
                 pass
+        for var, name in step.get("save_header", {}).items():
+            if rhm.get(name) is not None:
+                saved[var] = rhm.get(name)
         if step.get("record") is False:
             assert status < 400 or (status == 404 and step.get("ignore_404")), (step, status, rb)
             continue
@@ -296,7 +300,7 @@ def main():
             "status": status, "reason": reason, "resp_headers": rh,
             "resp_body": text, "resp_body_base64": b64, "resp_body_size": len(rb),
         }
-        if script.get("absolute"):
+        if script.get("absolute") or spec:
             e["auth"] = spec or {"as": "admin"}
         out.append(e)
     name = os.path.splitext(sys.argv[1])[0] + ".jsonl"
