@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"net"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/localdb"
 )
 
@@ -88,6 +88,27 @@ func ErrorCode(err error) (code string) {
 	return codeOfMessage(err.Error())
 }
 
+// ErrorClass sorts an error of this package by what fixes it, as the
+// command line's exit codes do (internal/failure): "bad_input" (correct
+// the input), "not_found", "unauthorized" (new credentials), "conflict"
+// (read the current revision), "retry" (unreachable or failing for now:
+// try again later) or "failed" (none of these: local I/O errors, a remote
+// that is not CouchDB); "" for nil.
+func ErrorClass(err error) (class string) {
+	defer func() {
+		if recover() != nil {
+			class = failure.Failed.String()
+		}
+	}()
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, localdb.ErrNoStore), errors.Is(err, fs.ErrNotExist):
+		return failure.NotFound.String()
+	}
+	return failure.Classify(err).String()
+}
+
 // codeOfMessage reads the code a message starts with.
 func codeOfMessage(msg string) string {
 	if i := strings.Index(msg, ": "); i > 0 && knownCodes[msg[:i]] {
@@ -112,7 +133,6 @@ func (e *codedError) Unwrap() error { return e.err }
 func codeOf(err error) string {
 	var ce *codedError
 	var de *couchdoc.Error
-	var ne net.Error
 	switch {
 	case errors.As(err, &ce):
 		return ce.code
@@ -132,7 +152,7 @@ func codeOf(err error) string {
 		return CodeFileExists
 	case errors.Is(err, context.Canceled):
 		return CodeCancelled
-	case errors.As(err, &ne):
+	case failure.Unreachable(err):
 		return CodeNetwork
 	}
 	return CodeUnknown

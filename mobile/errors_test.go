@@ -3,9 +3,12 @@ package mobile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -65,5 +68,44 @@ func TestErrorCodes(t *testing.T) {
 	// A remote server's own error name is kept.
 	if got := ErrorCode(fmt.Errorf("pull: %w", withCode(badRequest("x")))); got != CodeBadRequest {
 		t.Errorf("wrapped: %q", got)
+	}
+}
+
+// TestErrorClass: the class of each failure says what fixes it, as the
+// command line's exit codes do, and a local file error is never taken for
+// the network.
+func TestErrorClass(t *testing.T) {
+	d := openTest(t)
+	must(d.Put(`{"_id":"a"}`))
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(foreign, []byte("some other program's file, long enough"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	isDir := &fs.PathError{Op: "read", Path: "adir", Err: syscall.EISDIR}
+	for _, c := range []struct {
+		class string
+		call  func() error
+	}{
+		{"not_found", func() error { _, err := d.Get("missing"); return err }},
+		{"not_found", func() error { return DeleteDatabase(filepath.Join(dir, "none.db")) }},
+		{"conflict", func() error { _, err := d.Put(`{"_id":"a"}`); return err }},
+		{"bad_input", func() error { _, err := d.Put(`{"_id":"b",`); return err }},
+		{"bad_input", func() error { _, err := d.Put(`{"_id":"_bad"}`); return err }},
+		{"failed", func() error { _, err := Open(foreign); return err }},
+		{"failed", func() error { return withCode(isDir) }},
+		{"retry", func() error { return withCode(refused) }},
+	} {
+		err := c.call()
+		if got := ErrorClass(err); got != c.class {
+			t.Errorf("ErrorClass(%v) = %q, want %q", err, got, c.class)
+		}
+	}
+	if got := ErrorCode(withCode(isDir)); got == CodeNetwork {
+		t.Errorf("a local file error has the code %q", got)
+	}
+	if ErrorClass(nil) != "" {
+		t.Error("ErrorClass(nil) is not empty")
 	}
 }

@@ -44,6 +44,14 @@ type PeerError struct {
 
 // Error explains the failure, with a hint for the usual HTTP statuses.
 func (e *PeerError) Error() string {
+	return fmt.Sprintf("%s %s: %s", e.Role, e.Peer, e.Detail())
+}
+
+// Detail is Error without the role and the peer, for a caller that names
+// the peer itself: the URL is said once. An Err that names the peer too
+// (one with a WithoutPeer method, as the HTTP client's errors have) is
+// said without it.
+func (e *PeerError) Detail() string {
 	hint := ""
 	var ce *couchdoc.Error
 	if errors.As(e.Err, &ce) {
@@ -58,7 +66,11 @@ func (e *PeerError) Error() string {
 			}
 		}
 	}
-	return fmt.Sprintf("%s %s: %s: %v%s", e.Role, e.Peer, e.Op, e.Err, hint)
+	cause := e.Err.Error()
+	if np, ok := e.Err.(interface{ WithoutPeer() string }); ok {
+		cause = np.WithoutPeer()
+	}
+	return fmt.Sprintf("%s: %s%s", e.Op, cause, hint)
 }
 
 // Unwrap returns the peer's error.

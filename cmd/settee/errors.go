@@ -12,7 +12,6 @@ import (
 	gosync "sync"
 	"syscall"
 
-	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/failure"
 	"github.com/settee/settee/localdb"
 )
@@ -21,8 +20,8 @@ import (
 // message.
 const (
 	exitOK          = 0
-	exitFailure     = 1   // anything else
-	exitUsage       = 2   // bad flags or arguments
+	exitFailure     = 1   // anything no retry, argument or credential fixes (failure.Failed)
+	exitUsage       = 2   // bad flags or arguments (failure.BadInput)
 	exitTransient   = 3   // unreachable (refused, DNS, TLS, timeout) or failing for now (5xx, nodedown, garbled)
 	exitAuth        = 4   // unauthorized or forbidden
 	exitNotFound    = 5   // database or document not found
@@ -33,8 +32,8 @@ const (
 // exitMeaning words each exit code for the help texts.
 var exitMeaning = map[int]string{
 	exitOK:          "done",
-	exitFailure:     "failed (other reasons)",
-	exitUsage:       "bad flags or arguments",
+	exitFailure:     "failed, and running it again will not help (a local file error, a URL that\n       is not a CouchDB database, ...)",
+	exitUsage:       "bad flags or arguments (malformed JSON, an illegal name or id)",
 	exitTransient:   "remote unreachable or failing for now (connection refused, DNS, TLS, timeout,\n       5xx, 429, a cluster's 412 nodedown, a garbled answer) after --retries\n       attempts: run the same command again to resume",
 	exitAuth:        "unauthorized or forbidden (check the user and password)",
 	exitNotFound:    "no local store at the path, or database or document not found",
@@ -117,24 +116,22 @@ func exitCode(err error) int {
 	if errors.As(err, &ee) && ee.code != 0 {
 		return ee.code
 	}
-	switch {
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
-	case errors.Is(err, couchdoc.ErrUnauthorized), errors.Is(err, couchdoc.ErrForbidden):
-		return exitAuth
-	case errors.Is(err, couchdoc.ErrNotFound):
-		return exitNotFound
-	case errors.Is(err, couchdoc.ErrConflict):
-		return exitConflict
-	case isUnreachable(err), failure.Transient(err):
-		return exitTransient
 	}
-	return exitFailure
+	return classExit[failure.Classify(err)]
 }
 
-// isUnreachable reports network-level failures: the peer could not be
-// talked to at all (the classification the replicator retries by).
-func isUnreachable(err error) bool { return failure.Unreachable(err) }
+// classExit is the exit code of each class of failure: what a retry, new
+// arguments or new credentials can fix.
+var classExit = map[failure.Class]int{
+	failure.Failed:       exitFailure,
+	failure.BadInput:     exitUsage,
+	failure.NotFound:     exitNotFound,
+	failure.Unauthorized: exitAuth,
+	failure.Conflict:     exitConflict,
+	failure.Retry:        exitTransient,
+}
 
 // unreachableReason gives the short network reason of err ("connection
 // refused", "no such host", ...), or "" when err is not a network error.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
@@ -88,8 +89,22 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // rows at a time: the ids are read first, then each document outside the
 // feed's read. A document that cannot be read comes with its error. When
 // salvage names the store's file and the feed cannot be read (a damaged
-// file), the ids are read from the file itself (salvageIDs).
+// file), the ids are read from the file itself (salvageIDs), and fn is
+// called only for those it has not been called for yet: each document is
+// given at most once however the listing breaks off.
 func exportDocs(ctx context.Context, db *localdb.DB, salvage string, fn func(id string, leaves []localdb.OpenRev, err error) error) error {
+	var done map[string]bool // the ids given to fn, kept only to salvage
+	if salvage != "" {
+		done = map[string]bool{}
+		inner := fn
+		fn = func(id string, leaves []localdb.OpenRev, err error) error {
+			if done[id] {
+				return nil
+			}
+			done[id] = true
+			return inner(id, leaves, err)
+		}
+	}
 	var since int64
 	for {
 		var ids []string
@@ -98,12 +113,13 @@ func exportDocs(ctx context.Context, db *localdb.DB, salvage string, fn func(id 
 			return nil
 		})
 		if err != nil && salvage != "" {
-			// A damaged file: list what it still holds from the file itself.
+			// A damaged file: list what it still holds from the file
+			// itself, which starts over from the first document.
 			ids, serr := salvageIDs(ctx, salvage)
 			if len(ids) == 0 && serr != nil {
 				return fmt.Errorf("read the changes feed after seq %d: %w", since, err)
 			}
-			return readLeaves(ctx, db, ids, fn)
+			return readLeaves(ctx, db, slices.DeleteFunc(ids, func(id string) bool { return done[id] }), fn)
 		}
 		if err != nil {
 			return fmt.Errorf("read the changes feed after seq %d: %w", since, err)

@@ -12,7 +12,7 @@ func TestFindAndIndex(t *testing.T) {
 		ok(t, "put", db, d)
 	}
 	q := `{"selector": {"customer": "c1"}, "sort": ["customer", "when"], "fields": ["_id"]}`
-	failsWith(t, cli(t, nil, "find", db, q), exitFailure, "no_usable_index")
+	failsWith(t, cli(t, nil, "find", db, q), exitUsage, "no_usable_index")
 	var created struct{ Result, ID, Name string }
 	mustJSON(t, ok(t, "index", "create", db, `{"index": {"fields": ["customer", "when"]}, "ddoc": "orders", "name": "by-customer"}`), &created)
 	if created.Result != "created" || created.ID != "_design/orders" || created.Name != "by-customer" {
@@ -40,5 +40,5 @@ func TestFindAndIndex(t *testing.T) {
 	ok(t, "index", "delete", db, "orders", "by-customer")
 	failsWith(t, cli(t, nil, "index", "delete", db, "orders", "by-customer"), exitNotFound, "not_found")
 	failsWith(t, cli(t, nil, "index", "drop", db), exitUsage, "usage: settee index")
-	failsWith(t, cli(t, nil, "find", db, `{"selector": 1}`), exitFailure, "invalid_selector_json")
+	failsWith(t, cli(t, nil, "find", db, `{"selector": 1}`), exitUsage, "invalid_selector_json")
 }

@@ -263,7 +263,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	failNow := !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitTransient) ||
 		!f.continuous && f.retries == 0 // --retries 0: no second try
 	if offline != nil && failNow {
-		err = explain(dir, rem, remotePeer.String(), offline, nil)
+		err = explain(dir, rem, remotePeer.String(), offline, nil, f.createTarget)
 		if f.jsonOut {
 			newProgress(stdout, dir, f.continuous, true).end(rem.String(), remotePeer.Stats(), err)
 		}
@@ -297,7 +297,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	sup, err := sync.NewSupervisor(sync.SupervisorConfig{Local: local, Remote: remotePeer,
 		Direction: supervisorDirection(dir), Options: opts})
 	if err != nil {
-		return explain(dir, rem, remotePeer.String(), err, nil)
+		return explain(dir, rem, remotePeer.String(), err, nil, f.createTarget)
 	}
 	if err = sup.Start(ctx); err == nil {
 		err = sup.Wait()
@@ -309,7 +309,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if err == nil && !f.continuous {
 		err = refused(results)
 	}
-	err = explain(dir, rem, remotePeer.String(), err, results)
+	err = explain(dir, rem, remotePeer.String(), err, results, f.createTarget)
 	for _, r := range results {
 		if r.res != nil {
 			prog.finish(r.dir, r.res, err)
@@ -422,7 +422,7 @@ func refused(results []dirResult) error {
 // explain turns a replication error into a one-line message with the
 // right exit code. The remote is named by its URL without credentials
 // (remoteName); errors of the local store are not blamed on it.
-func explain(dir string, rem *remote, remoteName string, err error, results []dirResult) error {
+func explain(dir string, rem *remote, remoteName string, err error, results []dirResult, createTarget bool) error {
 	if err == nil {
 		return nil
 	}
@@ -462,15 +462,30 @@ func explain(dir string, rem *remote, remoteName string, err error, results []di
 		}
 		return &exitError{code: code, msg: fmt.Sprintf("%s: %s %s at %s (%s)", dir, what, reasonOf(err), rem, who), err: err}
 	case exitNotFound:
-		hint := ""
-		if dir != "pull" {
-			hint = " (add --create-target to create it)"
-		}
-		return &exitError{code: code, msg: fmt.Sprintf("%s: database %s not found%s", dir, rem, hint), err: err}
-	case exitUsage:
-		return err
+		return &exitError{code: code, msg: fmt.Sprintf("%s: database %s not found%s", dir, rem, notFoundHint(dir, rem, createTarget)), err: err}
 	}
-	return &exitError{code: code, msg: fmt.Sprintf("%s %s: %v", dir, rem, err), err: err}
+	detail := err.Error()
+	if pe != nil && pe.Peer == remoteName {
+		detail = pe.Detail() // the remote is named once, here
+	}
+	return &exitError{code: code, msg: fmt.Sprintf("%s %s: %s", dir, rem, detail), err: err}
+}
+
+// notFoundHint is what to do about a remote database that is not found: a
+// path of several segments is likely a name with a / in it, which CouchDB
+// reads as database and document unless written %2F; else
+// --create-target, which pull does not have.
+func notFoundHint(dir string, rem *remote, createTarget bool) string {
+	if name := strings.Trim(rem.URL.Path, "/"); strings.Contains(name, "/") {
+		u := *rem.URL
+		u.Path = "/" + name
+		u.RawPath = "/" + strings.ReplaceAll(name, "/", "%2F")
+		return fmt.Sprintf(" (a / in a database name is written %%2F: %s)", &u)
+	}
+	if dir == "pull" || createTarget {
+		return ""
+	}
+	return " (add --create-target to create it)"
 }
 
 // reasonOf returns the CouchDB reason of err, quoted, or "".

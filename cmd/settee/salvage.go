@@ -47,6 +47,11 @@ func salvageIDs(ctx context.Context, path string) ([]string, error) {
 			from++
 			continue
 		}
+		if docID < from {
+			// A damaged page answered out of order: step on, never back.
+			from++
+			continue
+		}
 		out = append(out, id)
 		from = docID + 1
 	}

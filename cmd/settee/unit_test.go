@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/sync"
 )
 
@@ -105,6 +107,11 @@ func TestExitCodes(t *testing.T) {
 		{fmt.Errorf("stop: %w", context.Canceled), exitInterrupted},
 		{errors.New("boom"), exitFailure},
 		{usageErrorf("bad"), exitUsage},
+		{couchdoc.Errorf(couchdoc.ErrBadRequest, "invalid JSON"), exitUsage},
+		{&fs.PathError{Op: "read", Path: "adir", Err: syscall.EISDIR}, exitFailure},
+		{&fs.PathError{Op: "mkdir", Path: "plain.txt", Err: syscall.ENOTDIR}, exitFailure},
+		{&wire.MalformedError{What: "answer", Foreign: true, Err: errors.New("an array")}, exitFailure},
+		{&wire.MalformedError{What: "answer", Err: io.ErrUnexpectedEOF}, exitTransient},
 	} {
 		if got := exitCode(tc.err); got != tc.code {
 			t.Errorf("exitCode(%v) = %d, want %d", tc.err, got, tc.code)

@@ -32,10 +32,12 @@ import (
 //     for refused TLS certificates);
 //   - a *couchdoc.Error with status 5xx, 408 or 429, or CouchDB's
 //     cluster answer 412 "nodedown" (TransientAnswer);
-//   - a peer's answer that does not parse (wire.ErrMalformed, which the
-//     HTTP client also makes of attachment bytes failing their digest
-//     while it reads an answer): the bytes were damaged on the way or the
-//     server glitched, and asking again is how data keeps flowing;
+//   - a peer's answer that does not parse (wire.ErrMalformed, but not
+//     wire.ErrNotCouchDB: well-formed JSON of another shape, which no
+//     retry changes; the HTTP client also makes ErrMalformed of
+//     attachment bytes failing their digest while it reads an answer):
+//     the bytes were damaged on the way or the server glitched, and
+//     asking again is how data keeps flowing;
 //   - network errors (net.Error, refused or reset connections, bodies cut
 //     short) and context.DeadlineExceeded that is not the caller's (a
 //     retry loop stops on its own context first).
@@ -54,6 +56,9 @@ func Transient(err error) bool {
 		return t.Transient()
 	}
 	if BadCertificate(err) {
+		return false
+	}
+	if errors.Is(err, wire.ErrNotCouchDB) {
 		return false
 	}
 	if errors.Is(err, wire.ErrMalformed) {
@@ -95,9 +100,17 @@ func Auth(err error) bool {
 // a refused, reset or unroutable connection, a DNS failure, a TLS
 // certificate the client does not trust, a timeout (any net.Error, which
 // includes the HTTP client's *couch.UnreachableError) or a deadline.
+//
+// A bare syscall.Errno is a net.Error too, so that every local file error
+// would be one: an errno counts only when it is one of the network's.
 func Unreachable(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) || BadCertificate(err) ||
+	if errors.As(err, &ne) {
+		if _, errno := ne.(syscall.Errno); !errno {
+			return true
+		}
+	}
+	return BadCertificate(err) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) ||
 		errors.Is(err, syscall.EPIPE) || errors.Is(err, context.DeadlineExceeded)

@@ -29,6 +29,12 @@ import (
 // ErrMalformed matches every *MalformedError, whatever payload it is about.
 var ErrMalformed = errors.New("malformed CouchDB wire data")
 
+// ErrNotCouchDB matches a *MalformedError with Foreign set: an answer
+// that is whole and well formed but not the shape CouchDB gives (a URL
+// that names no database, another kind of server). Asking again gets the
+// same answer.
+var ErrNotCouchDB = errors.New("not a CouchDB answer")
+
 // MalformedError reports a payload that does not parse as the CouchDB wire
 // format it should be. It matches ErrMalformed, unwraps to its cause, and
 // errors.As finds a 400 bad_request *couchdoc.Error in it (so a server
@@ -39,6 +45,9 @@ type MalformedError struct {
 	What string
 	// Err is the cause (a *json.SyntaxError, io.ErrUnexpectedEOF, ...).
 	Err error
+	// Foreign marks a payload that parsed but is not CouchDB's
+	// (ErrNotCouchDB), as opposed to one damaged or cut short.
+	Foreign bool
 }
 
 func (e *MalformedError) Error() string {
@@ -49,9 +58,12 @@ func (e *MalformedError) Error() string {
 }
 
 // Unwrap returns ErrMalformed, a 400 bad_request *couchdoc.Error of its
-// own identity and the cause.
+// own identity, ErrNotCouchDB when Foreign, and the cause.
 func (e *MalformedError) Unwrap() []error {
 	errs := []error{ErrMalformed, couchdoc.Errorf(errMalformed400, "malformed %s", e.What)}
+	if e.Foreign {
+		errs = append(errs, ErrNotCouchDB)
+	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/wire"
@@ -44,9 +45,37 @@ func (db *DB) callJSON(ctx context.Context, r *request, out any) error {
 		return err
 	}
 	if err := json.Unmarshal(body, out); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return db.malformed(r, foreign(te))
+		}
 		return db.malformed(r, err)
 	}
 	return nil
+}
+
+// foreign words a whole JSON answer of another shape than CouchDB's,
+// without the Go type names json's error holds.
+func foreign(te *json.UnmarshalTypeError) error {
+	where := "the answer"
+	if te.Field != "" {
+		where = fmt.Sprintf("%q", te.Field)
+	}
+	want := "another kind of value"
+	switch te.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Float64:
+		want = "a number"
+	}
+	return &wire.MalformedError{What: "answer", Foreign: true,
+		Err: fmt.Errorf("%s is a JSON %s where CouchDB sends %s: not a CouchDB database?", where, te.Value, want)}
 }
 
 // malformed wraps an answer that does not parse.
@@ -55,7 +84,7 @@ func (db *DB) malformed(r *request, err error) error {
 	if !errors.As(err, &me) {
 		err = &wire.MalformedError{What: "answer", Err: err}
 	}
-	return fmt.Errorf("%s: %s %s: %w", db.name, r.method, db.pathOf(r), err)
+	return &AnswerError{Peer: db.name, Method: r.method, Path: db.pathOf(r), Err: err}
 }
 
 // Info returns the database's info (GET /{db}). A missing database is
@@ -68,7 +97,8 @@ func (db *DB) Info(ctx context.Context) (*sync.PeerInfo, error) {
 		return nil, err
 	}
 	if len(info.UpdateSeq) == 0 {
-		return nil, db.malformed(r, errors.New("no update_seq in the database info"))
+		return nil, db.malformed(r, &wire.MalformedError{What: "answer", Foreign: true,
+			Err: errors.New("no update_seq: not a CouchDB database (a server's root, or another kind of server?)")})
 	}
 	return &info, nil
 }

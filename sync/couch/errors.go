@@ -21,8 +21,12 @@ type HTTPError struct {
 	Err        *couchdoc.Error
 }
 
-func (e *HTTPError) Error() string {
-	return fmt.Sprintf("%s: %s %s: %d %v", e.Peer, e.Method, e.Path, e.Err.Status, e.Err)
+func (e *HTTPError) Error() string { return e.Peer + ": " + e.WithoutPeer() }
+
+// WithoutPeer is Error without the peer, for a message that names it
+// already.
+func (e *HTTPError) WithoutPeer() string {
+	return fmt.Sprintf("%s %s: %d %v", e.Method, e.Path, e.Err.Status, e.Err)
 }
 
 // Unwrap returns the CouchDB error.
@@ -51,7 +55,11 @@ type UnreachableError struct {
 	Err            error
 }
 
-func (e *UnreachableError) Error() string {
+func (e *UnreachableError) Error() string { return e.Peer + ": " + e.WithoutPeer() }
+
+// WithoutPeer is Error without the peer, for a message that names it
+// already.
+func (e *UnreachableError) WithoutPeer() string {
 	what := "unreachable"
 	switch {
 	case e.TimedOut:
@@ -59,11 +67,29 @@ func (e *UnreachableError) Error() string {
 	case e.BadCertificate:
 		what = "has an untrusted TLS certificate"
 	}
-	return fmt.Sprintf("%s: %s %s: peer %s: %v", e.Peer, e.Method, e.Path, what, e.Err)
+	return fmt.Sprintf("%s %s: peer %s: %v", e.Method, e.Path, what, e.Err)
 }
 
 // Unwrap returns the transport error.
 func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// AnswerError is an answer that does not parse as what was asked for (a
+// *wire.MalformedError), naming the request it answered.
+type AnswerError struct {
+	Peer   string
+	Method string
+	Path   string
+	Err    error
+}
+
+func (e *AnswerError) Error() string { return e.Peer + ": " + e.WithoutPeer() }
+
+// WithoutPeer is Error without the peer, for a message that names it
+// already.
+func (e *AnswerError) WithoutPeer() string { return fmt.Sprintf("%s %s: %v", e.Method, e.Path, e.Err) }
+
+// Unwrap returns the malformed answer's error.
+func (e *AnswerError) Unwrap() error { return e.Err }
 
 // Transient reports whether the same request may get through later: true
 // but for refused certificates.

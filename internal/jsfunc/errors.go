@@ -1,0 +1,49 @@
+package jsfunc
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// Errors of the runtime, matched with errors.Is.
+var (
+	// ErrTimeout: a call ran past the time limit (CouchDB's os_process_timeout).
+	ErrTimeout = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "OS process timed out."}
+	// ErrMemory: the runtime ran out of its memory cap.
+	ErrMemory = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "out of memory"}
+	// ErrCompilation: a function's source is not a JavaScript function.
+	ErrCompilation = &couchdoc.Error{Status: http.StatusBadRequest, Name: "compilation_error", Reason: "Expression does not eval to a function."}
+	// ErrClosed: the runtime was closed (after a timeout, an out-of-memory or Close).
+	ErrClosed = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "runtime closed"}
+)
+
+// thrown is what an entry point of sandbox.js answers: ok, or the thrown
+// value as {error, reason}; log holds the log() lines of the call.
+type thrown struct {
+	OK     json.RawMessage `json:"ok"`
+	Error  string          `json:"error"`
+	Reason json.RawMessage `json:"reason"`
+	Log    []string        `json:"log"`
+}
+
+// err returns the thrown value as CouchDB answers it: forbidden and
+// unauthorized keep their statuses (403, 401), a compilation error is
+// ErrCompilation's, anything else a 500 named as thrown.
+func (t *thrown) err() error {
+	reason := string(t.Reason)
+	var s string
+	if json.Unmarshal(t.Reason, &s) == nil {
+		reason = s
+	}
+	switch t.Error {
+	case "forbidden":
+		return couchdoc.Errorf(couchdoc.ErrForbidden, "%s", reason)
+	case "unauthorized":
+		return couchdoc.Errorf(couchdoc.ErrUnauthorized, "%s", reason)
+	case "compilation_error", "SyntaxError":
+		return couchdoc.Errorf(ErrCompilation, "%s", reason)
+	}
+	return &couchdoc.Error{Status: http.StatusInternalServerError, Name: t.Error, Reason: reason}
+}

@@ -1,0 +1,96 @@
+package jsfunc
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Emit is one row a map function emitted: key and value as JSON.
+type Emit struct {
+	Key, Value json.RawMessage
+}
+
+// UnmarshalJSON reads the [key, value] pair sandbox.js answers.
+func (e *Emit) UnmarshalJSON(b []byte) error {
+	var kv [2]json.RawMessage
+	if err := json.Unmarshal(b, &kv); err != nil {
+		return err
+	}
+	e.Key, e.Value = kv[0], kv[1]
+	return nil
+}
+
+// SetMaps compiles the map functions that Map runs. lib is the design
+// document's views.lib (JSON, null when absent): what require() loads.
+func (r *Runtime) SetMaps(sources []string, lib json.RawMessage) error {
+	srcs, err := json.Marshal(sources)
+	if err != nil {
+		return err
+	}
+	_, err = r.call("__setMaps", string(srcs), libRoot(lib))
+	return err
+}
+
+// libRoot is the require root of map functions: {"views": {"lib": lib}}.
+func libRoot(lib json.RawMessage) string {
+	if len(lib) == 0 {
+		return `{}`
+	}
+	return `{"views":{"lib":` + string(lib) + `}}`
+}
+
+// Map runs every map function SetMaps compiled on one document (its JSON)
+// and returns, per function, the rows it emitted. A function that throws
+// emits nothing for that document (CouchDB logs it and goes on); an
+// engine failure (ErrTimeout, ErrMemory) is returned.
+func (r *Runtime) Map(doc []byte) ([][]Emit, error) {
+	ok, err := r.call("__map", string(doc))
+	if err != nil {
+		return nil, err
+	}
+	var out [][]Emit
+	if err := json.Unmarshal(ok, &out); err != nil {
+		return nil, fmt.Errorf("decode map rows: %w", err)
+	}
+	return out, nil
+}
+
+// Reduce runs a JavaScript reduce function: keys are the [key, docid]
+// pairs (null when rereduce), values the values (or reductions); it
+// returns the reduction as JSON.
+func (r *Runtime) Reduce(source string, lib json.RawMessage, keys, values json.RawMessage, rereduce bool) (json.RawMessage, error) {
+	if keys == nil {
+		keys = json.RawMessage("null")
+	}
+	return r.call("__reduce", source, libRoot(lib), string(keys), string(values), rereduce)
+}
+
+// Validate runs a validate_doc_update function of ddoc (its JSON) on a
+// write: newDoc, oldDoc (null for a new document), userCtx and secObj are
+// JSON. A refusal is a *couchdoc.Error matching couchdoc.ErrForbidden or
+// couchdoc.ErrUnauthorized.
+func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj json.RawMessage) error {
+	_, err := r.call("__validate", source, string(orNull(ddoc)), string(orNull(newDoc)), string(orNull(oldDoc)), string(orNull(userCtx)), string(orNull(secObj)))
+	return err
+}
+
+// Filter runs a filter function of ddoc on documents (a JSON array) with
+// req (JSON: CouchDB's request object) and returns whether each passes.
+func (r *Runtime) Filter(source string, ddoc, docs, req json.RawMessage) ([]bool, error) {
+	ok, err := r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)))
+	if err != nil {
+		return nil, err
+	}
+	var out []bool
+	if err := json.Unmarshal(ok, &out); err != nil {
+		return nil, fmt.Errorf("decode filter answer: %w", err)
+	}
+	return out, nil
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return json.RawMessage("null")
+	}
+	return b
+}

@@ -1,0 +1,249 @@
+package jsfunc
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+func newRuntime(t testing.TB, opts *Options) *Runtime {
+	t.Helper()
+	r, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestMapFunctionForms(t *testing.T) {
+	var logged []string
+	r := newRuntime(t, &Options{Log: func(l string) { logged = append(logged, l) }})
+	lib := json.RawMessage(`{"util": "exports.up = function (s) { return s.toUpperCase(); }; exports.twice = require('./twice').twice;",
+		"twice": "exports.twice = function (n) { return 2 * n; };"}`)
+	forms := []struct{ src, want string }{
+		{"function(doc){ emit(doc._id, null); }", `[["a",null]]`},
+		{"function named(doc) { emit(isArray(doc.tags), sum(doc.tags)); log('seen ' + doc._id); }", `[[true,6]]`},
+		{"  function (doc) { var u = require('views/lib/util'); emit(u.up(doc._id), u.twice(2)); };  ", `[["A",4]]`},
+		{"(function (doc) { emit([doc._id, 1], toJSON({a: 1})) })", `[[["a",1],"{\"a\":1}"]]`},
+		{"function (doc) { emit(); emit(doc.missing, doc.tags); }", `[[null,null],[null,[1,2,3]]]`},
+		{"// a comment\nfunction (doc) { if (doc.no) emit(1, 1); }", `[]`},
+	}
+	for _, f := range forms {
+		if err := r.SetMaps([]string{f.src}, lib); err != nil {
+			t.Fatalf("%q: %v", f.src, err)
+		}
+		rows, err := r.Map([]byte(`{"_id":"a","tags":[1,2,3]}`))
+		if err != nil {
+			t.Fatalf("%q: %v", f.src, err)
+		}
+		var got []any
+		for _, e := range rows[0] {
+			got = append(got, []json.RawMessage{e.Key, e.Value})
+		}
+		b, _ := json.Marshal(got)
+		if got == nil {
+			b = []byte("[]")
+		}
+		if string(b) != f.want {
+			t.Errorf("%q emitted %s, want %s", f.src, b, f.want)
+		}
+	}
+	if len(logged) != 1 || logged[0] != "seen a" {
+		t.Errorf("logged %q, want [seen a]", logged)
+	}
+}
+
+func TestMapErrors(t *testing.T) {
+	r := newRuntime(t, nil)
+	for _, src := range []string{"function (doc) {", "42", "function (doc) { require('views/lib/none') }"} {
+		err := r.SetMaps([]string{src}, nil)
+		if src == "function (doc) { require('views/lib/none') }" {
+			// require runs when the function does: the document is skipped.
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := r.Map([]byte(`{"_id":"x"}`))
+			if err != nil || len(rows) != 1 || len(rows[0]) != 0 {
+				t.Errorf("bad require: rows %v, err %v; want no rows", rows, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrCompilation) || couchdoc.StatusOf(err) != http.StatusBadRequest {
+			t.Errorf("SetMaps(%q) = %v, want a compilation_error", src, err)
+		}
+	}
+	// A function that throws emits nothing for that document; the others still run.
+	if err := r.SetMaps([]string{"function (doc) { emit(doc.a.b, 1) }", "function (doc) { emit(doc._id, 2) }"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := r.Map([]byte(`{"_id":"x"}`))
+	if err != nil || len(rows) != 2 || len(rows[0]) != 0 || len(rows[1]) != 1 {
+		t.Fatalf("rows %v, err %v", rows, err)
+	}
+}
+
+func TestReduce(t *testing.T) {
+	r := newRuntime(t, nil)
+	src := "function (keys, values, rereduce) { return rereduce ? sum(values) + 1000 : values.length; }"
+	got, err := r.Reduce(src, nil, json.RawMessage(`[[1,"a"],[2,"b"]]`), json.RawMessage(`[5,6]`), false)
+	if err != nil || string(got) != "2" {
+		t.Fatalf("reduce = %s, %v; want 2", got, err)
+	}
+	got, err = r.Reduce(src, nil, nil, json.RawMessage(`[2,3]`), true)
+	if err != nil || string(got) != "1005" {
+		t.Fatalf("rereduce = %s, %v; want 1005", got, err)
+	}
+	_, err = r.Reduce("function () { throw new TypeError('nope') }", nil, nil, json.RawMessage(`[]`), true)
+	var ce *couchdoc.Error
+	if !errors.As(err, &ce) || ce.Name != "TypeError" || ce.Reason != "nope" || ce.Status != 500 {
+		t.Fatalf("throwing reduce: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	r := newRuntime(t, nil)
+	ddoc := json.RawMessage(`{"_id":"_design/v","lib":{"rules":"exports.need = 'title';"}}`)
+	src := `function (newDoc, oldDoc, userCtx, secObj) {
+		var need = require('lib/rules').need;
+		if (newDoc._deleted) return;
+		if (userCtx.name === null) throw({unauthorized: 'log in'});
+		if (!newDoc[need]) throw({forbidden: 'missing ' + need + ' in ' + this._id});
+		if (oldDoc && secObj.admins.names.indexOf(userCtx.name) < 0) throw({forbidden: 'only admins edit'});
+	}`
+	user := json.RawMessage(`{"db":"d","name":"bob","roles":[]}`)
+	sec := json.RawMessage(`{"admins":{"names":["ann"],"roles":[]},"members":{"names":[],"roles":[]}}`)
+	cases := []struct {
+		newDoc, oldDoc, user string
+		want                 *couchdoc.Error
+		reason               string
+	}{
+		{`{"_id":"a","title":"t"}`, ``, string(user), nil, ""},
+		{`{"_id":"a"}`, ``, string(user), couchdoc.ErrForbidden, "missing title in _design/v"},
+		{`{"_id":"a","title":"t"}`, ``, `{"db":"d","name":null,"roles":[]}`, couchdoc.ErrUnauthorized, "log in"},
+		{`{"_id":"a","title":"t"}`, `{"_id":"a"}`, string(user), couchdoc.ErrForbidden, "only admins edit"},
+		{`{"_id":"a","_deleted":true}`, `{"_id":"a"}`, string(user), nil, ""},
+	}
+	for _, c := range cases {
+		err := r.Validate(src, ddoc, json.RawMessage(c.newDoc), json.RawMessage(c.oldDoc), json.RawMessage(c.user), sec)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want accepted", c.newDoc, err)
+			}
+			continue
+		}
+		var ce *couchdoc.Error
+		if !errors.Is(err, c.want) || !errors.As(err, &ce) || ce.Reason != c.reason || ce.Status != c.want.Status {
+			t.Errorf("%s by %s: %v, want %s %q", c.newDoc, c.user, err, c.want.Name, c.reason)
+		}
+	}
+}
+
+func TestFilter(t *testing.T) {
+	r := newRuntime(t, nil)
+	src := "function (doc, req) { return doc.type === req.query.type }"
+	got, err := r.Filter(src, json.RawMessage(`{"_id":"_design/f"}`), json.RawMessage(`[{"type":"a"},{"type":"b"},{}]`), json.RawMessage(`{"query":{"type":"a"}}`))
+	if err != nil || len(got) != 3 || !got[0] || got[1] || got[2] {
+		t.Fatalf("filter = %v, %v; want [true false false]", got, err)
+	}
+}
+
+// TestRunaways: a loop without end and an allocation without end are
+// stopped; the runtime is closed and the pool gives a working one.
+func TestRunaways(t *testing.T) {
+	pool := NewPool(&Options{Timeout: 300 * time.Millisecond, Memory: 16 << 20}, 2)
+	defer pool.Close()
+	for _, c := range []struct {
+		src  string
+		want error
+	}{
+		{"function (doc) { while (true) {} }", ErrTimeout},
+		{"function (doc) { var a = []; for (;;) a.push('xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' + a.length); }", ErrMemory},
+	} {
+		r, err := pool.Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.SetMaps([]string{c.src}, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.Map([]byte(`{"_id":"x"}`))
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.src, err, c.want)
+		}
+		if r.Usable() {
+			t.Errorf("%s: runtime still usable after %v", c.src, err)
+		}
+		pool.Put(r)
+		r2, err := pool.Get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r2 == r {
+			t.Fatal("pool gave back a broken runtime")
+		}
+		if err := r2.SetMaps([]string{"function (doc) { emit(1, 2) }"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if rows, err := r2.Map([]byte(`{}`)); err != nil || len(rows[0]) != 1 {
+			t.Fatalf("fresh runtime: %v %v", rows, err)
+		}
+		pool.Put(r2)
+	}
+}
+
+// TestNoHostAccess: the sandbox offers nothing that reaches files, the
+// network or the process.
+func TestNoHostAccess(t *testing.T) {
+	r := newRuntime(t, nil)
+	src := `function (doc) {
+		emit("globals", [typeof std, typeof os, typeof process, typeof fetch, typeof XMLHttpRequest, typeof print, typeof setTimeout].join(","));
+		try { emit("fs", typeof require("fs")); } catch (e) { emit("fs", "refused"); }
+	}`
+	if err := r.SetMaps([]string{src}, nil); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := r.Map([]byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range rows[0] {
+		v := string(e.Value)
+		if strings.Contains(v, "object") || strings.Contains(v, "function") {
+			t.Errorf("%s reachable: %s", e.Key, v)
+		}
+	}
+}
+
+func FuzzRuntime(f *testing.F) {
+	f.Add("function (doc) { emit(doc._id, doc) }", `{"_id":"a"}`)
+	f.Add("function (doc) { while (doc) {} }", `{}`)
+	f.Add("function (doc) { throw {forbidden: doc} }", `[1]`)
+	f.Add("})(); globalThis.x = (function(){", `null`)
+	r, err := New(&Options{Timeout: 100 * time.Millisecond, Memory: 8 << 20})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src, doc string) {
+		if !r.Usable() {
+			r, err = New(&Options{Timeout: 100 * time.Millisecond, Memory: 8 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now()
+		if err := r.SetMaps([]string{src}, nil); err == nil {
+			_, _ = r.Map([]byte(doc))
+		}
+		_, _ = r.Reduce(src, nil, nil, json.RawMessage(`[1,2]`), true)
+		_ = r.Validate(src, nil, json.RawMessage(doc), nil, nil, nil)
+		if d := time.Since(start); d > 10*time.Second {
+			t.Fatalf("calls took %v past their time limit", d)
+		}
+	})
+}

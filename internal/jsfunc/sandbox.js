@@ -1,0 +1,148 @@
+// The sandbox every design function runs in: CouchDB's query-server
+// globals (emit, log, sum, toJSON, isArray, require) and the entry points
+// package jsfunc calls. Values cross as JSON text; every entry point
+// returns a JSON string and never throws, so the Go side sees a thrown
+// value as it was thrown.
+"use strict";
+var __emits = null, __logs = [];
+function emit(key, value) {
+  if (__emits === null) throw new Error("emit is only available in map functions");
+  __emits.push([key === undefined ? null : key, value === undefined ? null : value]);
+}
+function log(message) {
+  __logs.push(typeof message === "string" ? message : JSON.stringify(message));
+}
+function sum(values) {
+  var s = 0;
+  for (var i = 0; i < values.length; i++) s += values[i];
+  return s;
+}
+function toJSON(value) { return JSON.stringify(value); }
+function isArray(value) { return Array.isArray(value); }
+
+// __fatal rethrows what the engine throws when it runs out of memory:
+// that escapes the sandbox, and the Go side closes the runtime.
+function __fatal(e) {
+  if (e === null || (e instanceof InternalError && e.message === "out of memory")) throw e;
+}
+
+// __thrown turns a thrown value into the {error, reason} CouchDB answers.
+function __thrown(e) {
+  __fatal(e);
+  if (e && typeof e === "object" && !(e instanceof Error)) {
+    if (e.forbidden !== undefined) return { error: "forbidden", reason: e.forbidden };
+    if (e.unauthorized !== undefined) return { error: "unauthorized", reason: e.unauthorized };
+    if (Array.isArray(e) && e.length === 3 && e[0] === "error") return { error: e[1], reason: String(e[2]) };
+    if (e.error !== undefined) return { error: String(e.error), reason: e.reason === undefined ? "" : e.reason };
+    return { error: "unnamed_error", reason: JSON.stringify(e) };
+  }
+  if (e instanceof Error) return { error: e.name, reason: e.message };
+  return { error: "unnamed_error", reason: String(e) };
+}
+
+// Compiled functions, keyed by their design document's require root and
+// source: a runtime compiles each function once.
+var __compiled = Object.create(null);
+function __compile(source, libJSON) {
+  var cacheKey = libJSON + "\u0000" + source;
+  var f = __compiled[cacheKey];
+  if (f !== undefined) return f;
+  var root = JSON.parse(libJSON);
+  var modules = Object.create(null);
+  var require = function (name) { return __require(root, modules, "", name); };
+  var src = String(source).trim().replace(/;+\s*$/, "");
+  f = (0, eval)("(function (require) { return (" + src + "\n); })")(require);
+  if (typeof f !== "function") throw ["error", "compilation_error", "Expression does not eval to a function. (" + source + ")"];
+  __compiled[cacheKey] = f;
+  return f;
+}
+
+// __require resolves a CommonJS module path (relative to the requiring
+// module's id) within root, the part of the design document the function
+// may load: views.lib for map functions, the whole document otherwise.
+function __require(root, modules, from, name) {
+  var parts = name.charAt(0) === "." ? from.split("/").slice(0, -1) : [];
+  var names = name.split("/");
+  for (var i = 0; i < names.length; i++) {
+    if (names[i] === "." || names[i] === "") continue;
+    if (names[i] === "..") {
+      if (parts.length === 0) throw ["error", "invalid_require_path", "Object has no parent " + JSON.stringify(name)];
+      parts.pop();
+    } else parts.push(names[i]);
+  }
+  var id = parts.join("/");
+  if (id in modules) return modules[id].exports;
+  var cur = root;
+  for (var j = 0; j < parts.length; j++) {
+    if (cur === null || typeof cur !== "object" || cur[parts[j]] === undefined) {
+      throw ["error", "invalid_require_path", "Object has no property \"" + parts[j] + "\". " + JSON.stringify(cur)];
+    }
+    cur = cur[parts[j]];
+  }
+  if (typeof cur !== "string") throw ["error", "invalid_require_path", "Must require a JavaScript string, not: " + typeof cur];
+  var module = { id: id, exports: {} };
+  modules[id] = module;
+  var body = (0, eval)("(function (module, exports, require) { " + cur + "\n})");
+  body(module, module.exports, function (n) { return __require(root, modules, id, n); });
+  return module.exports;
+}
+
+function __result(ok) { var r = { ok: ok }; if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
+function __failure(e) { var r = __thrown(e); if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
+
+var __maps = [];
+// __setMaps compiles the map functions later __map calls run.
+function __setMaps(sourcesJSON, libJSON) {
+  try {
+    var sources = JSON.parse(sourcesJSON);
+    __maps = [];
+    for (var i = 0; i < sources.length; i++) __maps.push(__compile(sources[i], libJSON));
+    return __result(true);
+  } catch (e) { return __failure(e); }
+}
+// __map runs every map function on one document: one list of [key, value]
+// per function; a function that throws emits nothing for that document,
+// as in CouchDB, and its error is logged.
+function __map(docJSON) {
+  var out = [];
+  try {
+    for (var i = 0; i < __maps.length; i++) {
+      var doc = JSON.parse(docJSON);
+      __emits = [];
+      try { __maps[i](doc); out.push(__emits); } catch (e) {
+        out.push([]);
+        var t = __thrown(e);
+        __logs.push("function raised exception (" + t.error + ": " + t.reason + ") with doc._id " + doc._id);
+      }
+    }
+    __emits = null;
+    return __result(out);
+  } catch (e) { __emits = null; return __failure(e); }
+}
+// __reduce runs one reduce function.
+function __reduce(source, libJSON, keysJSON, valuesJSON, rereduce) {
+  try {
+    var f = __compile(source, libJSON);
+    var r = f(JSON.parse(keysJSON), JSON.parse(valuesJSON), rereduce);
+    return __result(r === undefined ? null : r);
+  } catch (e) { return __failure(e); }
+}
+// __validate runs validate_doc_update; ok is true when the write may go on.
+function __validate(source, ddocJSON, newDocJSON, oldDocJSON, userCtxJSON, secObjJSON) {
+  try {
+    var ddoc = JSON.parse(ddocJSON);
+    var f = __compile(source, ddocJSON);
+    f.call(ddoc, JSON.parse(newDocJSON), JSON.parse(oldDocJSON), JSON.parse(userCtxJSON), JSON.parse(secObjJSON));
+    return __result(true);
+  } catch (e) { return __failure(e); }
+}
+// __filter runs a filter function over documents: one boolean each.
+function __filter(source, ddocJSON, docsJSON, reqJSON) {
+  try {
+    var ddoc = JSON.parse(ddocJSON);
+    var f = __compile(source, ddocJSON);
+    var docs = JSON.parse(docsJSON), req = JSON.parse(reqJSON), out = [];
+    for (var i = 0; i < docs.length; i++) out.push(!!f.call(ddoc, docs[i], req));
+    return __result(out);
+  } catch (e) { return __failure(e); }
+}
