@@ -1,10 +1,15 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/server/access"
 )
 
@@ -26,14 +31,16 @@ func (s *Server) wantsBasicChallenge(r *http.Request) bool {
 
 // setSessionCookie sends a session cookie value as CouchDB does.
 func (s *Server) setSessionCookie(w http.ResponseWriter, r *http.Request, value string) {
+	// As CouchDB: Expires and Max-Age, Path=/, HttpOnly, no SameSite
+	// (a browser app on another port of the same host is same-site).
 	http.SetCookie(w, &http.Cookie{
 		Name:     access.CookieName,
 		Value:    value,
 		Path:     "/",
+		Expires:  s.now().Add(time.Duration(s.sessions().MaxAge()) * time.Second),
 		MaxAge:   s.sessions().MaxAge(),
 		HttpOnly: true,
 		Secure:   r.TLS != nil,
-		SameSite: http.SameSiteLaxMode,
 	})
 }
 
@@ -45,6 +52,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, c *call) {
 		s.login(w, r)
 	case http.MethodGet, http.MethodHead:
 		u := c.auth.User
+		if r.URL.Query().Get("basic") == "true" && u.IsAnonymous() {
+			s.writeError(w, r, couchdoc.Errorf(couchdoc.ErrUnauthorized, "Please login."))
+			return
+		}
 		info := map[string]any{"authentication_handlers": s.authHandlers()}
 		if c.auth.Method != "" {
 			info["authenticated"] = c.auth.Method
@@ -55,9 +66,14 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, c *call) {
 		writeJSON(w, http.StatusOK, map[string]any{"ok": true, "userCtx": u.JSON(), "info": info})
 	case http.MethodDelete:
 		http.SetCookie(w, &http.Cookie{Name: access.CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true})
+		if next := r.URL.Query().Get("next"); next != "" && strings.HasPrefix(next, "/") && !strings.HasPrefix(next, "//") {
+			w.Header().Set("Location", next)
+			writeJSON(w, http.StatusFound, okTrue)
+			return
+		}
 		writeJSON(w, http.StatusOK, okTrue)
 	default:
-		s.writeError(w, r, methodNotAllowed("DELETE,GET,HEAD,POST"))
+		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST,DELETE"))
 	}
 }
 
@@ -79,8 +95,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	u := access.Admin(name)
 	if !s.auth.AdminParty() {
 		var salt string
-		u, salt, err = s.auth.Login(r.Context(), access.Peer(r), name, pass)
+		u, salt, err = s.auth.Login(r.Context(), access.Peer(r), name, pass, true)
 		if err != nil {
+			if errors.Is(err, access.ErrBadCredentials) {
+				s.setSessionCookie(w, r, "") // CouchDB clears it on a failed login
+			}
 			s.writeError(w, r, err)
 			return
 		}
@@ -107,23 +126,44 @@ func sessionCredentials(r *http.Request) (name, password string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	ct := r.Header.Get("Content-Type")
-	if strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+	mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var names []string
+	switch mt {
+	case "application/x-www-form-urlencoded":
 		v, err := url.ParseQuery(string(b))
 		if err != nil {
 			return "", "", badRequest("invalid form body")
 		}
-		return v.Get("name"), v.Get("password"), nil
+		names = append(v["name"], v["username"]...)
+		password = v.Get("password")
+	case "application/json":
+		var body struct {
+			Name     *string         `json:"name"`
+			Username *string         `json:"username"`
+			Password json.RawMessage `json:"password"`
+		}
+		if err := decodeJSON(b, &body); err != nil {
+			return "", "", err
+		}
+		for _, n := range []*string{body.Name, body.Username} {
+			if n != nil {
+				names = append(names, *n)
+			}
+		}
+		if len(body.Password) > 0 && json.Unmarshal(body.Password, &password) != nil {
+			return "", "", badRequest("password must be a string")
+		}
+	default:
+		return "", "", &couchdoc.Error{Status: http.StatusUnsupportedMediaType, Name: "bad_content_type",
+			Reason: "Content-Type must be 'application/x-www-form-urlencoded' or 'application/json'"}
 	}
-	var body struct {
-		Name     string `json:"name"`
-		Password string `json:"password"`
+	if len(names) == 0 {
+		return "", "", badRequest("request body must contain a username")
 	}
-	if err := decodeJSON(b, &body); err != nil {
-		return "", "", err
+	for _, n := range names[1:] {
+		if n != names[0] {
+			return "", "", badRequest("request body contains different usernames")
+		}
 	}
-	if body.Name == "" {
-		return "", "", badRequest("name and password are required")
-	}
-	return body.Name, body.Password, nil
+	return names[0], password, nil
 }

@@ -39,6 +39,13 @@ func (s *Server) permit(p perm, c *call) error {
 			}
 			return couchdoc.Errorf(couchdoc.ErrForbidden, reasonNotMember)
 		}
+	case permDBAdminUnauthorized:
+		if c.sec != nil && !c.sec.IsMember(u) {
+			return s.permit(permMember, c)
+		}
+		if c.sec != nil && !c.sec.IsAdmin(u) {
+			return couchdoc.Errorf(couchdoc.ErrUnauthorized, "You are not a server or db admin.")
+		}
 	case permDBAdmin:
 		if c.sec != nil && !c.sec.IsMember(u) {
 			return s.permit(permMember, c)

@@ -24,10 +24,14 @@ const (
 	permMember
 	// permDBAdmin: an admin of the database or a server admin.
 	permDBAdmin
+	// permDBAdminUnauthorized: a db admin, checked before membership and
+	// refused with 401 "You are not a server or db admin." whoever asks,
+	// as CouchDB's chttpd_auth_request does for compaction and cleanup.
+	permDBAdminUnauthorized
 )
 
 func (p perm) String() string {
-	return [...]string{"public", "server admin", "member", "db admin"}[p]
+	return [...]string{"public", "server admin", "member", "db admin", "db admin (401)"}[p]
 }
 
 // call is one request as its handler sees it.
@@ -68,7 +72,8 @@ const (
 )
 
 // serverEndpoints are the server-level paths with rows of their own.
-var serverEndpoints = map[string]bool{"_up": true, "_session": true, "_uuids": true, "_all_dbs": true}
+var serverEndpoints = map[string]bool{"_up": true, "_session": true, "_uuids": true, "_all_dbs": true,
+	"_active_tasks": true, "_dbs_info": true}
 
 // shapeOf names the shape of a parsed route.
 func shapeOf(rt route) string {
@@ -109,6 +114,8 @@ var routes = []routeRow{
 	{"/_session", "", permPublic, (*Server).serveSession},
 	{"/_uuids", "", permPublic, func(s *Server, w http.ResponseWriter, r *http.Request, _ *call) { s.serveUUIDs(w, r) }},
 	{"/_all_dbs", "", permServerAdmin, (*Server).serveAllDBs},
+	{"/_active_tasks", "", permServerAdmin, (*Server).serveActiveTasks},
+	{"/_dbs_info", "", permServerAdmin, (*Server).serveDBsInfo},
 	{shServer, "", permPublic, (*Server).serveUnknownServer},
 
 	{shDB, http.MethodGet, permMember, (*Server).serveDB},
@@ -120,6 +127,7 @@ var routes = []routeRow{
 
 	{"/{db}/_changes", "", permMember, dbHandler((*Server).serveChanges)},
 	{"/{db}/_revs_diff", "", permMember, dbHandler((*Server).serveRevsDiff)},
+	{"/{db}/_missing_revs", "", permMember, dbHandler((*Server).serveMissingRevs)},
 	{"/{db}/_bulk_docs", "", permMember, dbHandler((*Server).serveBulkDocs)},
 	{"/{db}/_bulk_get", "", permMember, dbHandler((*Server).serveBulkGet)},
 	{"/{db}/_all_docs", "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
@@ -132,7 +140,7 @@ var routes = []routeRow{
 	{"/{db}/_ensure_full_commit", "", permMember, (*Server).serveEnsureFullCommit},
 	{"/{db}/_revs_limit", http.MethodGet, permMember, dbHandler((*Server).serveRevsLimit)},
 	{"/{db}/_revs_limit", "", permDBAdmin, dbHandler((*Server).serveRevsLimit)},
-	{"/{db}/_purge", "", permDBAdmin, dbHandler((*Server).servePurge)},
+	{"/{db}/_purge", "", permServerAdmin, dbHandler((*Server).servePurge)},
 	{"/{db}/_purged_infos", "", permMember, dbHandler((*Server).servePurgedInfos)},
 	{"/{db}/_purged_infos_limit", http.MethodGet, permMember, dbHandler((*Server).servePurgedInfosLimit)},
 	{"/{db}/_purged_infos_limit", "", permDBAdmin, dbHandler((*Server).servePurgedInfosLimit)},
@@ -141,7 +149,8 @@ var routes = []routeRow{
 	{"/{db}/_index", http.MethodGet, permMember, routeHandler((*Server).serveIndex)},
 	{"/{db}/_index", "", permDBAdmin, routeHandler((*Server).serveIndex)},
 	{shIndexByName, "", permDBAdmin, routeHandler((*Server).serveIndex)},
-	{"/{db}/_compact", "", permDBAdmin, (*Server).serveCompact},
+	{"/{db}/_compact", "", permDBAdminUnauthorized, (*Server).serveCompact},
+	{"/{db}/_view_cleanup", "", permDBAdminUnauthorized, (*Server).serveViewCleanup},
 	{"/{db}/_security", http.MethodGet, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", http.MethodHead, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", "", permDBAdmin, (*Server).serveSecurity},
@@ -189,6 +198,20 @@ var routeIndex = func() map[[2]string]*routeRow {
 	}
 	return m
 }()
+
+// systemOnlyForAdmins are the feeds of a system database (_users,
+// _replicator) that only server admins read, whatever its security
+// object says, as CouchDB.
+var systemOnlyForAdmins = map[string]bool{"/{db}/_all_docs": true, "/{db}/_changes": true}
+
+// permOf is the permission a request needs: its row's, or a server
+// admin's for a system database's feeds.
+func permOf(row *routeRow, rt route) perm {
+	if systemDBs[rt.db] && systemOnlyForAdmins[row.shape] {
+		return permServerAdmin
+	}
+	return row.perm
+}
 
 // lookupRoute returns the row serving a request; nil when the shape has
 // no row at all (a bug the route test catches).

@@ -16,6 +16,10 @@ var routeSamples = map[string]string{
 	"/_session":                 "/_session",
 	"/_uuids":                   "/_uuids",
 	"/_all_dbs":                 "/_all_dbs",
+	"/_active_tasks":            "/_active_tasks",
+	"/_dbs_info":                "/_dbs_info",
+	"/{db}/_missing_revs":       "/vault/_missing_revs",
+	"/{db}/_view_cleanup":       "/vault/_view_cleanup",
 	shServer:                    "/_nosuch",
 	shDB:                        "/vault",
 	shDoc:                       "/vault/doc",
@@ -88,6 +92,9 @@ func TestRoutesRefuseStrangers(t *testing.T) {
 		}
 		if row.perm == permDBAdmin {
 			cases[who{"alice", "alicepw"}] = 403
+		}
+		if row.perm == permDBAdminUnauthorized {
+			cases[who{"alice", "alicepw"}] = 401
 		}
 		for u, want := range cases {
 			ts.user, ts.pass = u.user, u.pass

@@ -106,7 +106,9 @@ func (s *Server) afterUsersWrite(ctx context.Context, doc *couchdoc.Doc) {
 		return
 	}
 	names, _ := json.Marshal([]string{name})
-	sec, err := access.ParseSecurity([]byte(`{"admins":{"names":` + string(names) + `,"roles":[]},"members":{"names":` + string(names) + `,"roles":[]}}`))
+	// As couch_peruser: the user is the database's only member and its
+	// admin, beside the server admins.
+	sec, err := access.ParseSecurity([]byte(`{"members":{"roles":["_admin"],"names":` + string(names) + `},"admins":{"roles":["_admin"],"names":` + string(names) + `}}`))
 	if err != nil {
 		return
 	}

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"encoding/base64"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,8 +16,9 @@ import (
 )
 
 // UserSource finds the user documents of the _users database. User
-// returns ok false for a missing or deleted user, or one without a
-// password hash.
+// returns ok false for a missing or deleted user; a user whose document
+// has no password hash is ok, with an empty Hash that no password
+// matches (failed logins still count towards its lockout, as CouchDB's).
 type UserSource interface {
 	User(ctx context.Context, name string) (u User, ok bool, err error)
 }
@@ -97,8 +99,12 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (Resu
 		}
 		return Result{User: u, Method: MethodJWT}, nil
 	}
-	if name, pass, ok := r.BasicAuth(); ok {
-		u, _, err := a.Login(ctx, Peer(r), name, pass)
+	name, pass, ok, err := basicAuth(r)
+	if err != nil {
+		return Result{}, err
+	}
+	if ok {
+		u, _, err := a.Login(ctx, Peer(r), name, pass, false)
 		if err != nil {
 			return Result{}, err
 		}
@@ -132,7 +138,8 @@ func (a *Authenticator) lookup(ctx context.Context, name string) (UserCtx, strin
 		return UserCtx{}, "", false, nil
 	}
 	u, ok, err := a.Users.User(ctx, name)
-	if err != nil || !ok {
+	if err != nil || !ok || u.Hash.Salt == "" {
+		// Without a salt there is no session to sign for the user.
 		return UserCtx{}, "", false, err
 	}
 	return UserCtx{Name: u.Name, Roles: u.Roles}, u.Hash.Salt, true, nil
@@ -149,17 +156,21 @@ func (a *Authenticator) adminSalt(name, password string) string {
 // Login checks a name and password (basic auth or POST /_session) from
 // peer and returns the user and the salt its session cookie is signed
 // with. A locked-out name gets ErrLocked; a wrong password
-// ErrBadCredentials, and counts towards the lockout.
-func (a *Authenticator) Login(ctx context.Context, peer, name, password string) (UserCtx, string, error) {
+// ErrBadCredentials, and counts towards the lockout, kept per address,
+// name and salt as CouchDB's (a new password starts a new count); an
+// unknown name counts only when countUnknown (CouchDB counts them for
+// POST /_session, not for basic auth).
+func (a *Authenticator) Login(ctx context.Context, peer, name, password string, countUnknown bool) (UserCtx, string, error) {
 	now := a.now()
-	if a.Lockout.Locked(peer, name, now) {
-		return UserCtx{}, "", ErrLocked
-	}
 	if want, ok := a.Admins[name]; ok {
-		if hmac.Equal([]byte(want), []byte(password)) {
-			return Admin(name), a.adminSalt(name, want), nil
+		salt := a.adminSalt(name, want)
+		if a.Lockout.Locked(peer, name+"\x00"+salt, now) {
+			return UserCtx{}, "", ErrLocked
 		}
-		a.Lockout.Fail(peer, name, now)
+		if hmac.Equal([]byte(want), []byte(password)) {
+			return Admin(name), salt, nil
+		}
+		a.Lockout.Fail(peer, name+"\x00"+salt, now)
 		return UserCtx{}, "", ErrBadCredentials
 	}
 	if a.Users != nil {
@@ -167,11 +178,24 @@ func (a *Authenticator) Login(ctx context.Context, peer, name, password string) 
 		if err != nil {
 			return UserCtx{}, "", err
 		}
-		if ok && a.verifier().Verify(name, password, u.Hash) {
-			return UserCtx{Name: u.Name, Roles: u.Roles}, u.Hash.Salt, nil
+		if ok {
+			key := name + "\x00" + u.Hash.Salt
+			if a.Lockout.Locked(peer, key, now) {
+				return UserCtx{}, "", ErrLocked
+			}
+			if a.verifier().Verify(name, password, u.Hash) {
+				return UserCtx{Name: u.Name, Roles: u.Roles}, u.Hash.Salt, nil
+			}
+			a.Lockout.Fail(peer, key, now)
+			return UserCtx{}, "", ErrBadCredentials
 		}
 	}
-	a.Lockout.Fail(peer, name, now)
+	if countUnknown {
+		if a.Lockout.Locked(peer, name+"\x00", now) {
+			return UserCtx{}, "", ErrLocked
+		}
+		a.Lockout.Fail(peer, name+"\x00", now)
+	}
 	return UserCtx{}, "", ErrBadCredentials
 }
 
@@ -182,6 +206,24 @@ func (a *Authenticator) verifier() *Verifier {
 		return sharedVerifier()
 	}
 	return a.Verifier
+}
+
+// ErrBadBasic is CouchDB's answer to a Basic header that is not base64.
+var ErrBadBasic = couchdoc.Errorf(couchdoc.ErrBadRequest, "Authorization header has invalid base64 value")
+
+// basicAuth reads Basic credentials as CouchDB: bad base64 is an error, a
+// value without a colon is no credentials at all.
+func basicAuth(r *http.Request) (name, password string, ok bool, err error) {
+	h := r.Header.Get("Authorization")
+	if len(h) < 6 || !strings.EqualFold(h[:6], "Basic ") {
+		return "", "", false, nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(h[6:]))
+	if err != nil {
+		return "", "", false, ErrBadBasic
+	}
+	name, password, ok = strings.Cut(string(b), ":")
+	return name, password, ok, nil
 }
 
 // Peer is the address of a request's client, without its port.

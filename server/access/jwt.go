@@ -67,7 +67,9 @@ func decodeSegment(s string) (map[string]json.RawMessage, error) {
 
 // Verify checks token in CouchDB's order (header, claims, then the
 // signature) and returns the user it names: sub as the name, the roles
-// claim as roles. Errors are CouchDB's 400 and 401 answers.
+// claim as roles. Errors are CouchDB's 400 and 401 answers (jwtf), with
+// one difference: exp and nbf are checked whenever present, where CouchDB
+// checks only the claims it is told to require.
 func (k *JWTKeys) Verify(token string, now time.Time) (UserCtx, error) {
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -75,7 +77,7 @@ func (k *JWTKeys) Verify(token string, now time.Time) (UserCtx, error) {
 	}
 	header, err := decodeSegment(parts[0])
 	if err != nil {
-		return UserCtx{}, jwtBad("Invalid header")
+		return UserCtx{}, jwtBad("Malformed token")
 	}
 	if typ, ok := header["typ"]; ok {
 		var t string
@@ -91,7 +93,7 @@ func (k *JWTKeys) Verify(token string, now time.Time) (UserCtx, error) {
 	}
 	claims, err := decodeSegment(parts[1])
 	if err != nil {
-		return UserCtx{}, jwtBad("Invalid payload")
+		return UserCtx{}, jwtBad("Malformed token")
 	}
 	if err := k.checkClaims(claims, now); err != nil {
 		return UserCtx{}, err
@@ -101,17 +103,24 @@ func (k *JWTKeys) Verify(token string, now time.Time) (UserCtx, error) {
 		return UserCtx{}, err
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[2], "="))
-	if err != nil {
-		return UserCtx{}, jwtBad("Invalid signature")
+	if err == nil {
+		err = jwt.GetSigningMethod(alg).Verify(parts[0]+"."+parts[1], sig, key)
 	}
-	if err := jwt.GetSigningMethod(alg).Verify(parts[0]+"."+parts[1], sig, key); err != nil {
-		return UserCtx{}, jwtBad("Invalid signature")
+	if err != nil {
+		if allowedAlgs[alg] == "hmac" {
+			return UserCtx{}, jwtBad("Bad HMAC")
+		}
+		return UserCtx{}, jwtBad("Bad signature")
 	}
 	var sub string
 	if json.Unmarshal(claims["sub"], &sub) != nil || sub == "" {
 		return UserCtx{}, jwtUnauthorized("Token missing sub claim.")
 	}
-	return UserCtx{Name: sub, Roles: k.roles(claims)}, nil
+	roles, err := k.roles(claims)
+	if err != nil {
+		return UserCtx{}, err
+	}
+	return UserCtx{Name: sub, Roles: roles}, nil
 }
 
 func (k *JWTKeys) checkClaims(claims map[string]json.RawMessage, now time.Time) error {
@@ -120,31 +129,17 @@ func (k *JWTKeys) checkClaims(claims map[string]json.RawMessage, now time.Time) 
 			return jwtBad("Missing " + c + " claim")
 		}
 	}
-	number := func(name string) (float64, bool, error) {
-		raw, ok := claims[name]
-		if !ok {
-			return 0, false, nil
-		}
+	// A time claim that is not a number is not checked, as CouchDB.
+	number := func(name string) (float64, bool) {
 		var v float64
-		if json.Unmarshal(raw, &v) != nil {
-			return 0, true, jwtBad("Invalid " + name + " claim")
-		}
-		return v, true, nil
+		raw, ok := claims[name]
+		return v, ok && json.Unmarshal(raw, &v) == nil
 	}
 	t := float64(now.Unix())
-	if v, ok, err := number("iat"); err != nil {
-		return err
-	} else if ok && v > t {
-		return jwtUnauthorized("iat not in past")
-	}
-	if v, ok, err := number("nbf"); err != nil {
-		return err
-	} else if ok && v > t {
+	if v, ok := number("nbf"); ok && v > t {
 		return jwtUnauthorized("nbf not in past")
 	}
-	if v, ok, err := number("exp"); err != nil {
-		return err
-	} else if ok && v <= t {
+	if v, ok := number("exp"); ok && v <= t {
 		return jwtUnauthorized("exp not in future")
 	}
 	return nil
@@ -154,7 +149,7 @@ func (k *JWTKeys) key(alg string, header map[string]json.RawMessage) (any, error
 	kid := "_default"
 	if raw, ok := header["kid"]; ok {
 		if json.Unmarshal(raw, &kid) != nil {
-			return nil, jwtBad("Invalid kid header parameter")
+			return nil, jwtBad("Unknown kid")
 		}
 	}
 	var key any
@@ -173,33 +168,45 @@ func (k *JWTKeys) key(alg string, header map[string]json.RawMessage) (any, error
 	return key, nil
 }
 
-// roles reads the roles claim: a list of strings at RolesClaimPath.
-func (k *JWTKeys) roles(claims map[string]json.RawMessage) []string {
+// roles reads the roles claim: a claim named "_couchdb.roles", or the
+// value at RolesClaimPath, which CouchDB then requires (404 "missing json
+// key" without it). A string is a comma-separated list; other values
+// than strings are a malformed token.
+func (k *JWTKeys) roles(claims map[string]json.RawMessage) ([]string, error) {
 	raw, ok := claims["_couchdb.roles"]
 	if k.RolesClaimPath != "" {
-		ok = false
 		cur := claims
 		path := strings.Split(k.RolesClaimPath, ".")
 		for i, p := range path {
 			v, found := cur[p]
 			if !found {
-				break
+				return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "missing json key: %s", p)
 			}
 			if i == len(path)-1 {
 				raw, ok = v, true
 				break
 			}
-			if json.Unmarshal(v, &cur) != nil {
-				break
+			cur = nil
+			if json.Unmarshal(v, &cur) != nil || cur == nil {
+				return nil, couchdoc.Errorf(couchdoc.ErrNotFound, "json_mismatch")
 			}
 		}
 	}
 	roles := []string{}
-	if ok {
-		var list []string
-		if json.Unmarshal(raw, &list) == nil {
-			roles = list
-		}
+	if !ok {
+		return roles, nil
 	}
-	return roles
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		for _, r := range strings.Split(s, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				roles = append(roles, r)
+			}
+		}
+		return roles, nil
+	}
+	if json.Unmarshal(raw, &roles) != nil {
+		return nil, jwtBad("Malformed token")
+	}
+	return roles, nil
 }

@@ -55,7 +55,7 @@ func HashPassword(password string, iterations int) Hash {
 // verify runs PBKDF2: the slow check.
 func (h Hash) verify(password string) bool {
 	newHash, size, ok := prf(h.PRF)
-	if !ok || h.Iterations < 1 || h.Salt == "" {
+	if !ok || h.Iterations < 1 || h.Salt == "" || h.DerivedKey == "" {
 		return false
 	}
 	want, err := hex.DecodeString(h.DerivedKey)

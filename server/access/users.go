@@ -2,6 +2,7 @@ package access
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -37,8 +38,9 @@ type userBody struct {
 	rolesStrings []string
 }
 
-// ParseUser reads the credentials of a stored user document; ok is false
-// when it has none usable (no pbkdf2 hash).
+// ParseUser reads a stored user document; ok is false when it is not one
+// (deleted, or without a name). A user without a usable password hash
+// (no pbkdf2 fields) has an empty Hash: no password matches it.
 func ParseUser(doc *couchdoc.Doc) (User, bool) {
 	var b userBody
 	if doc == nil || doc.Deleted || json.Unmarshal(doc.Body, &b) != nil {
@@ -49,19 +51,16 @@ func ParseUser(doc *couchdoc.Doc) (User, bool) {
 		return User{}, false
 	}
 	_ = json.Unmarshal(b.Roles, &u.Roles)
-	var scheme string
-	_ = json.Unmarshal(b.Scheme, &scheme)
-	if scheme != "pbkdf2" {
-		return User{}, false
-	}
-	if json.Unmarshal(b.Iterations, &u.Hash.Iterations) != nil ||
-		json.Unmarshal(b.Salt, &u.Hash.Salt) != nil ||
-		json.Unmarshal(b.DerivedKey, &u.Hash.DerivedKey) != nil {
-		return User{}, false
-	}
-	_ = json.Unmarshal(b.PRF, &u.Hash.PRF)
 	if u.Roles == nil {
 		u.Roles = []string{}
+	}
+	var scheme string
+	_ = json.Unmarshal(b.Scheme, &scheme)
+	var h Hash
+	if scheme == "pbkdf2" && json.Unmarshal(b.Iterations, &h.Iterations) == nil &&
+		json.Unmarshal(b.Salt, &h.Salt) == nil && json.Unmarshal(b.DerivedKey, &h.DerivedKey) == nil {
+		_ = json.Unmarshal(b.PRF, &h.PRF)
+		u.Hash = h
 	}
 	return u, true
 }
@@ -214,9 +213,7 @@ func hashPasswordField(doc *couchdoc.Doc, iterations int) error {
 	}
 	var password string
 	if json.Unmarshal(raw, &password) != nil {
-		// CouchDB hashes whatever term it is given; a password that is
-		// not a string cannot be typed at a login.
-		return forbidden("password must be a string")
+		return forbidden(fmt.Sprintf("Password value of '%s' is invalid.", raw))
 	}
 	if iterations <= 0 {
 		iterations = DefaultIterations

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb"
+)
+
+// serveMissingRevs is POST /{db}/_missing_revs, the older form of
+// _revs_diff: the revisions of each document the database lacks.
+func (s *Server) serveMissingRevs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	var req map[string][]string
+	if err := decodeJSONBody(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	for _, revs := range req {
+		for _, rev := range revs {
+			if _, _, err := couchdoc.ParseRev(rev); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+		}
+	}
+	res, err := db.RevsDiff(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	missing := map[string][]string{}
+	for id, d := range res {
+		if len(d.Missing) > 0 {
+			missing[id] = d.Missing
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"missing_revs": missing})
+}
+
+// serveViewCleanup is POST /{db}/_view_cleanup: nothing is left over
+// here, so it only answers as CouchDB.
+func (s *Server) serveViewCleanup(w http.ResponseWriter, r *http.Request, _ *call) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return
+	}
+	writeJSON(w, http.StatusAccepted, okTrue)
+}
+
+// serveActiveTasks is GET /_active_tasks: the server's running tasks.
+func (s *Server) serveActiveTasks(w http.ResponseWriter, r *http.Request, _ *call) {
+	if !isGet(r) {
+		s.writeError(w, r, methodNotAllowed("GET,HEAD"))
+		return
+	}
+	writeJSON(w, http.StatusOK, []any{})
+}
+
+// serveDBsInfo is /_dbs_info: GET lists every database's info, POST
+// {"keys": [...]} the named ones ({"key", "error": "not_found"} for a
+// missing one).
+func (s *Server) serveDBsInfo(w http.ResponseWriter, r *http.Request, _ *call) {
+	var names []string
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		all, err := s.dbs.names()
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		names = all
+	case http.MethodPost:
+		var body struct {
+			Keys []string `json:"keys"`
+		}
+		if err := decodeJSONBody(r, &body); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if body.Keys == nil {
+			s.writeError(w, r, badRequest("`keys` member must exist."))
+			return
+		}
+		names = body.Keys
+	default:
+		s.writeError(w, r, methodNotAllowed("GET,HEAD,POST"))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("ETag", opaqueETag(names...))
+	}
+	out := make([]map[string]any, 0, len(names))
+	for _, name := range names {
+		info, err := s.dbInfo(r.Context(), name)
+		if err != nil {
+			out = append(out, map[string]any{"key": name, "error": "not_found"})
+			continue
+		}
+		out = append(out, map[string]any{"key": name, "info": info})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// dbInfo is GET /{db}'s answer.
+func (s *Server) dbInfo(ctx context.Context, name string) (map[string]any, error) {
+	db, err := s.openDB(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	info, err := db.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := db.Sizes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"db_name":             name,
+		"doc_count":           info.DocCount,
+		"doc_del_count":       info.DocDelCount,
+		"update_seq":          info.UpdateSeq,
+		"purge_seq":           info.PurgeSeq,
+		"compact_running":     false,
+		"disk_format_version": 8,
+		"instance_start_time": s.start,
+		"sizes":               sizes,
+		"props":               map[string]any{},
+		// A single node holding a single shard of every database.
+		"cluster": map[string]int{"q": 1, "n": 1, "w": 1, "r": 1},
+	}, nil
+}
