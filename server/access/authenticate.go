@@ -2,9 +2,9 @@ package access
 
 import (
 	"context"
-	"encoding/base64"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"net"
 	"net/http"
