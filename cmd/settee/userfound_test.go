@@ -36,3 +36,26 @@ func TestMalformedJSONArgs(t *testing.T) {
 		t.Fatalf("the password is shown: %s", r.stderr)
 	}
 }
+
+// TestGetDeletedConflicts: as CouchDB, get shows _deleted_conflicts (a
+// conflict already resolved by deleting a version) only when asked.
+func TestGetDeletedConflicts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	a, b := "1-"+strings.Repeat("a", 32), "1-"+strings.Repeat("b", 32)
+	lines := `{"_id":"d","_rev":"` + a + `","_revisions":{"start":1,"ids":["` + a[2:] + `"]},"v":1}` + "\n" +
+		`{"_id":"d","_rev":"` + b + `","_revisions":{"start":1,"ids":["` + b[2:] + `"]},"v":2}` + "\n"
+	if r := cliIn(t, []byte(lines), "import", db); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	ok(t, "delete", db, "d", "--rev", a)
+	var doc map[string]any
+	mustJSON(t, ok(t, "get", db, "d"), &doc)
+	if _, shown := doc["_deleted_conflicts"]; shown || doc["_rev"] != b {
+		t.Fatalf("get shows %v", doc)
+	}
+	doc = nil
+	mustJSON(t, ok(t, "get", db, "d", "--deleted-conflicts"), &doc)
+	if dc, _ := doc["_deleted_conflicts"].([]any); len(dc) != 1 {
+		t.Fatalf("get --deleted-conflicts shows %v", doc)
+	}
+}
