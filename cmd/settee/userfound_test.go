@@ -59,3 +59,32 @@ func TestGetDeletedConflicts(t *testing.T) {
 		t.Fatalf("get --deleted-conflicts shows %v", doc)
 	}
 }
+
+// TestServeDirNames: a directory's stores whose file names CouchDB refuses
+// as database names are served under the name serve FILE gives them, and
+// serve says so; one whose name is taken is named as skipped, with why.
+func TestServeDirNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"My-Notes.db", "shop list.db", "Taken.db", "taken.db"} {
+		ok(t, "put", filepath.Join(dir, f), "d", `{}`)
+	}
+	printed, root := serveLines(t, dir)
+	for _, want := range []string{"My-Notes.db is served as my-notes", "shop list.db is served as shop_list", "Taken.db is skipped"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("serve printed %q, without %q", printed, want)
+		}
+	}
+	if got := strings.TrimSpace(getBody(t, root+"/_all_dbs")); got != `["my-notes","shop_list","taken"]` {
+		t.Errorf("_all_dbs = %s", got)
+	}
+	for _, f := range []string{"My-Notes.db", "shop list.db"} {
+		single, sroot := serveLines(t, filepath.Join(dir, f))
+		name := dbNameOf(f)
+		if !strings.Contains(single, sroot+"/"+name) {
+			t.Errorf("serve %s printed %q, want it served as %s", f, single, name)
+		}
+		if got := getBody(t, root+"/"+name+"/d"); !strings.Contains(got, `"_id":"d"`) {
+			t.Errorf("GET /%s/d = %s", name, got)
+		}
+	}
+}
