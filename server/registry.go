@@ -31,6 +31,10 @@ type registry struct {
 	// stopped is set by closeAll: a database closed under a request was
 	// closed by the server's stop, not by DELETE /{db}.
 	stopped atomic.Bool
+	// aliases maps the name of a DataDir's file whose own name CouchDB
+	// refuses to that file (NameOfFile); notes say which (FileNotes).
+	aliases map[string]string
+	notes   []FileNote
 }
 
 func newRegistry(cfg Config) *registry {
@@ -59,6 +63,9 @@ func validateDBName(name string) error {
 func (g *registry) file(name string) string {
 	if g.cfg.DBPath != "" {
 		return g.cfg.DBPath
+	}
+	if f, ok := g.aliases[name]; ok {
+		return filepath.Join(g.cfg.DataDir, f)
 	}
 	base := filepath.Join(g.cfg.DataDir, strings.ReplaceAll(name, "/", "%2F"))
 	for _, ext := range dbFileExts[1:] {
@@ -195,6 +202,7 @@ func (g *registry) names() ([]string, error) {
 	}
 	names := []string{}
 	seen := map[string]bool{}
+	var others []string // files whose names are not database names
 	for _, e := range entries {
 		for _, ext := range dbFileExts {
 			n, ok := strings.CutSuffix(e.Name(), ext)
@@ -202,12 +210,22 @@ func (g *registry) names() ([]string, error) {
 				continue
 			}
 			n = strings.ReplaceAll(n, "%2F", "/")
-			if validateDBName(n) == nil && !seen[n] {
+			switch {
+			case validateDBName(n) != nil:
+				others = append(others, e.Name())
+			case !seen[n]:
 				seen[n] = true
 				names = append(names, n)
 			}
 		}
 	}
+	aliases, notes := aliasFiles(others, seen)
+	for n := range aliases {
+		names = append(names, n)
+	}
+	g.mu.Lock()
+	g.aliases, g.notes = aliases, notes
+	g.mu.Unlock()
 	sort.Strings(names)
 	return names, nil
 }

@@ -129,7 +129,7 @@ func getAttachment(ctx context.Context, db *localdb.DB, id, rev, name, output st
 	_, body, err := db.OpenAttachment(ctx, id, rev, name)
 	if errors.Is(err, localdb.ErrAttachmentNotDownloaded) {
 		return &exitError{code: exitNotFound, err: err, msg: fmt.Sprintf(
-			"attachment get %s %s: the body was not downloaded (lazy pull): settee fetch-attachment %s URL %s %s fetches it", id, name, db.Path(), id, name)}
+			"attachment get %s %s: the body was not downloaded (lazy pull): settee fetch-attachment %s %s %s %s fetches it", id, name, db.Path(), lazySource(ctx, db), id, name)}
 	}
 	if err != nil {
 		return fmt.Errorf("attachment get %s %s: %w", id, name, err)

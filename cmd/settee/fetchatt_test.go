@@ -38,6 +38,9 @@ func TestLazyPullAndFetchAttachment(t *testing.T) {
 	if info.Counts.NotDownloaded != 1 || info.Counts.Bytes != int64(len(body)) {
 		t.Fatalf("info after a lazy pull: %+v", info)
 	}
+	// The hint names the database the store pulled from.
+	failsWith(t, cli(t, nil, "attachment", "get", local, "doc", "photo.jpg"), exitNotFound,
+		"settee fetch-attachment "+local+" "+dbURL+" doc photo.jpg")
 	mustJSON(t, ok(t, "fetch-attachment", local, dbURL, "doc", "photo.jpg"), &st)
 	if st.ID != "doc" || st.Length != int64(len(body)) || !st.Downloaded {
 		t.Fatalf("after fetch: %+v", st)

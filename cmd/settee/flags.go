@@ -53,7 +53,7 @@ func parseFlags(fs *flag.FlagSet, h cmdHelp, args []string, min, max int, stdout
 				printHelp(stdout, fs, h)
 				return nil, errHelpShown
 			}
-			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s%s", fs.Name(), gnuFlags(err.Error()), expected(fs, err)), own: true}
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %s%s%s", fs.Name(), gnuFlags(err.Error()), expected(fs, err), noPasswordFlag(fs, err)), own: true}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -119,6 +119,16 @@ func printDefaults(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintf(w, "%s\n      %s%s\n", line, usage, def)
 	})
+}
+
+// noPasswordFlag says where a password goes when --password was given to
+// a command that takes --password-file: not on the command line, where
+// every user of the machine can read it.
+func noPasswordFlag(fs *flag.FlagSet, err error) string {
+	if fs.Lookup("password-file") == nil || !strings.HasSuffix(err.Error(), "not defined: -password") {
+		return ""
+	}
+	return " (a password on the command line is seen by every user of the machine: use --password-file FILE or $SETTEE_PASSWORD)"
 }
 
 var badValueRE = regexp.MustCompile(`invalid value ".*" for flag -([a-z-]+): parse error$`)

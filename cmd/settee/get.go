@@ -13,7 +13,9 @@ import (
 var getHelp = cmdHelp{
 	usage: "settee get [flags] LOCAL.db ID",
 	about: `Print a document of a local store as JSON, the winning revision by
-default, with its _conflicts and _deleted_conflicts when it has any.
+default, with its _conflicts when it has any. --deleted-conflicts adds
+_deleted_conflicts, the deleted leaves (CouchDB shows them only when
+asked too: they are conflicts already resolved by deleting a version).
 With --leaves, print every leaf revision (the winner and each conflicting
 version) as a JSON array: what you compare before "settee resolve".
 Ids starting with _local/ read local (never replicated) documents, such as
@@ -31,6 +33,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	rev := fs.String("rev", "", "read this `revision` instead of the winner")
 	revs := fs.Bool("revs", false, "include the revision history (_revisions)")
 	leaves := fs.Bool("leaves", false, "print every leaf revision as a JSON array")
+	deleted := fs.Bool("deleted-conflicts", false, "include the deleted leaves (_deleted_conflicts)")
 	pos, err := parseFlags(fs, getHelp, args, 2, 2, stdout)
 	if err != nil {
 		return err
@@ -78,7 +81,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			return out.value(leafDocs)
 		}
-		opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == ""
+		opts.Conflicts, opts.DeletedConflicts = *rev == "", *rev == "" && *deleted
 		doc, err := db.Get(ctx, id, opts)
 		if err != nil {
 			return fmt.Errorf("get %s: %w", id, err)

@@ -276,6 +276,11 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		defer closeStore(db, &err)
 	}
 	local := newLocalPeer(db)
+	if opts.Attachments.IsLazy() {
+		if err := recordLazySource(ctx, db, rem); err != nil {
+			return err
+		}
+	}
 
 	prog := newProgress(stdout, dir, f.continuous, f.jsonOut)
 	prog.tries = f.retries

@@ -175,9 +175,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if note := hubNote(cfg); note != "" {
 			found += "; " + note
 		}
-		fmt.Fprintf(stdout, "settee %s: %s has %s\n", version, path, found)
+		fmt.Fprintf(stdout, "settee: %s has %s\n", path, found)
+		for _, n := range srv.FileNotes() {
+			fmt.Fprintf(stdout, "settee: %s\n", n)
+		}
 	}
-	fmt.Fprintf(stdout, "settee %s: serving %s at %s (Ctrl-C to stop)\n", version, path, where)
+	fmt.Fprintf(stdout, "settee: serving %s at %s (settee %s; Ctrl-C to stop)\n", path, where, version)
 	err = srv.Serve(ctx, l)
 	if err == nil && ctx.Err() != nil {
 		fmt.Fprintln(stdout, "settee: stopped")
@@ -218,22 +221,6 @@ func corsList(s string) []string {
 	return out
 }
 
-// dbNameOf makes a CouchDB database name from a file name: lower case,
-// without extension, starting with a letter.
-func dbNameOf(path string) string {
-	base := strings.ToLower(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
-	var b strings.Builder
-	for _, c := range base {
-		switch {
-		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', strings.ContainsRune("_$()+-", c):
-			b.WriteRune(c)
-		default:
-			b.WriteRune('_')
-		}
-	}
-	name := b.String()
-	if name == "" || name[0] < 'a' || name[0] > 'z' {
-		name = "db" + name
-	}
-	return name
-}
+// dbNameOf makes a CouchDB database name from a file name, as a
+// directory's files are named (server.NameOfFile).
+func dbNameOf(path string) string { return server.NameOfFile(path) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +52,7 @@ func readJSONArg(arg string, stdin io.Reader) ([]byte, error) {
 		defer f.Close()
 		r = f
 	default:
-		return []byte(arg), nil
+		return []byte(arg), checkJSON([]byte(arg), "the argument", arg)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, maxJSONArg+1))
 	if err != nil {
@@ -60,7 +61,34 @@ func readJSONArg(arg string, stdin io.Reader) ([]byte, error) {
 	if int64(len(b)) > maxJSONArg {
 		return nil, usageErrorf("the JSON from %s is larger than the %d MiB limit", from, maxJSONArg>>20)
 	}
-	return b, nil
+	return b, checkJSON(b, from, "")
+}
+
+// checkJSON refuses b unless it is one JSON value, with one message for
+// every command: where (line and column) and why. literal is the argument
+// when b is one: an argument that does not start like JSON is likely a
+// file name missing its @.
+func checkJSON(b []byte, from, literal string) error {
+	if json.Valid(b) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(b, &v)
+	var se *json.SyntaxError
+	if err == nil || !errors.As(err, &se) {
+		return usageErrorf("invalid JSON in %s", from)
+	}
+	off := min(int(se.Offset), len(b))
+	line := 1 + bytes.Count(b[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(b[:off], '\n')
+	if off > 0 && col > 1 {
+		col-- // the offset is past the character that did not fit
+	}
+	hint := ""
+	if t := strings.TrimSpace(literal); t != "" && !strings.ContainsAny(t[:1], "{[\"-0123456789tfn") {
+		hint = fmt.Sprintf(" (to read a file, write @%s; - reads stdin)", literal)
+	}
+	return usageErrorf("invalid JSON in %s at line %d, column %d: %s%s", from, line, col, strings.TrimPrefix(se.Error(), "json: "), hint)
 }
 
 // checkRev refuses a malformed revision given in flag (exit 2), before

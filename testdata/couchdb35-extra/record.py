@@ -25,8 +25,10 @@ Beyond method/path/body/headers/note, a step may carry (see README.md):
   save_header {"var": "Header"}: keep a header of the answer the same way
   sleep       seconds to wait before sending
   wait        {"path": ..., "until": "present"|"absent", "value": ...}: poll
-              (as admin, at most 20 s) until the JSON list at path has or
-              lacks value, before sending
+              (as admin, at most "seconds", 20) until the JSON list at path
+              has or lacks value, before sending; "until": "equals" with
+              "field" (dotted) compares a field of the JSON answer, "until":
+              "status" the status
   record      false: send but leave it out of the recording (setup)
   ignore_404  with record false: a 404 answer is fine
   op          "ensure_deleted": delete the document or database at path if
@@ -212,10 +214,23 @@ def main():
             time.sleep(step["sleep"])
         if "wait" in step:
             w = step["wait"]
-            for _ in range(200):
-                st, _, _, b, _, _ = send("GET", w["path"])
-                present = st == 200 and w["value"] in json.loads(b)
-                if present == (w.get("until", "present") == "present"):
+            for _ in range(int(w.get("seconds", 20) * 10)):
+                st, _, _, b, _, _ = send("GET", fill(w["path"], saved))
+                until = w.get("until", "present")
+                if until == "status":
+                    done = st == w["value"]
+                elif until == "equals":
+                    j = json.loads(b) if st == 200 else None
+                    for part in w["field"].split("."):
+                        if isinstance(j, list) and part.isdigit():
+                            j = j[int(part)] if int(part) < len(j) else None
+                        else:
+                            j = j.get(part) if isinstance(j, dict) else None
+                    done = j == w["value"]
+                else:
+                    present = st == 200 and w["value"] in json.loads(b)
+                    done = present == (until == "present")
+                if done:
                     break
                 time.sleep(0.1)
         headers = {k: fill(v, saved) for k, v in step.get("headers", {}).items()}

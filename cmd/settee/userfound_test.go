@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMalformedJSONArgs: every command that takes a JSON argument refuses
+// a malformed one alike, exit 2, naming the line and column; a file name
+// given without its @ is hinted at, and so is --password.
+func TestMalformedJSONArgs(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "phone.db")
+	ok(t, "put", db, "shopping", `{"milk":1}`)
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte("{\n  \"index\": }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args  []string
+		parts []string
+	}{
+		{[]string{"put", db, "doc1", "{\"a\":1,\n\"b\": x}"}, []string{"invalid JSON", "line 2, column 6"}},
+		{[]string{"find", db, `{"selector":`}, []string{"invalid JSON", "line 1, column 12"}},
+		{[]string{"index", "create", db, "@" + bad}, []string{"invalid JSON in " + bad, "line 2, column 12"}},
+		{[]string{"resolve", db, "shopping", "--merge", "{x"}, []string{"invalid JSON", "line 1, column 2"}},
+		{[]string{"put", db, "doc1", "missing.json"}, []string{"invalid JSON", "write @missing.json"}},
+	} {
+		failsWith(t, cli(t, nil, c.args...), exitUsage, c.parts...)
+	}
+	r := cli(t, nil, "pull", filepath.Join(dir, "new.db"), "http://127.0.0.1:9/db", "--password", "hunter2")
+	failsWith(t, r, exitUsage, "--password-file", "SETTEE_PASSWORD")
+	if strings.Contains(r.stderr, "hunter2") {
+		t.Fatalf("the password is shown: %s", r.stderr)
+	}
+}
+
+// TestGetDeletedConflicts: as CouchDB, get shows _deleted_conflicts (a
+// conflict already resolved by deleting a version) only when asked.
+func TestGetDeletedConflicts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	a, b := "1-"+strings.Repeat("a", 32), "1-"+strings.Repeat("b", 32)
+	lines := `{"_id":"d","_rev":"` + a + `","_revisions":{"start":1,"ids":["` + a[2:] + `"]},"v":1}` + "\n" +
+		`{"_id":"d","_rev":"` + b + `","_revisions":{"start":1,"ids":["` + b[2:] + `"]},"v":2}` + "\n"
+	if r := cliIn(t, []byte(lines), "import", db); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	ok(t, "delete", db, "d", "--rev", a)
+	var doc map[string]any
+	mustJSON(t, ok(t, "get", db, "d"), &doc)
+	if _, shown := doc["_deleted_conflicts"]; shown || doc["_rev"] != b {
+		t.Fatalf("get shows %v", doc)
+	}
+	doc = nil
+	mustJSON(t, ok(t, "get", db, "d", "--deleted-conflicts"), &doc)
+	if dc, _ := doc["_deleted_conflicts"].([]any); len(dc) != 1 {
+		t.Fatalf("get --deleted-conflicts shows %v", doc)
+	}
+}
+
+// TestServeDirNames: a directory's stores whose file names CouchDB refuses
+// as database names are served under the name serve FILE gives them, and
+// serve says so; one whose name is taken is named as skipped, with why.
+func TestServeDirNames(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"My-Notes.db", "shop list.db", "Taken.db", "taken.db"} {
+		ok(t, "put", filepath.Join(dir, f), "d", `{}`)
+	}
+	printed, root := serveLines(t, dir)
+	for _, want := range []string{"My-Notes.db is served as my-notes", "shop list.db is served as shop_list", "Taken.db is skipped"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("serve printed %q, without %q", printed, want)
+		}
+	}
+	if got := strings.TrimSpace(getBody(t, root+"/_all_dbs")); got != `["my-notes","shop_list","taken"]` {
+		t.Errorf("_all_dbs = %s", got)
+	}
+	for _, f := range []string{"My-Notes.db", "shop list.db"} {
+		single, sroot := serveLines(t, filepath.Join(dir, f))
+		name := dbNameOf(f)
+		if !strings.Contains(single, sroot+"/"+name) {
+			t.Errorf("serve %s printed %q, want it served as %s", f, single, name)
+		}
+		if got := getBody(t, root+"/"+name+"/d"); !strings.Contains(got, `"_id":"d"`) {
+			t.Errorf("GET /%s/d = %s", name, got)
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package viewstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // the SQLite driver
+)
+
+// ErrOtherSignature: the file holds another signature's rows.
+var ErrOtherSignature = errors.New("view file holds another signature")
+
+const schema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS rows (
+	view  INTEGER NOT NULL,
+	key   BLOB NOT NULL,
+	docid TEXT NOT NULL,
+	n     INTEGER NOT NULL,
+	kjson TEXT NOT NULL,
+	value TEXT NOT NULL,
+	PRIMARY KEY (view, key, docid, n)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS rows_by_doc ON rows (docid);
+`
+
+// File is one signature's view file.
+type File struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens (creating it when missing) the view file of signature sig at
+// path; ErrOtherSignature when the file belongs to another signature.
+func Open(ctx context.Context, path, sig string) (*File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("view directory: %w", err)
+	}
+	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	// One connection: the file has one updater at a time and reads are
+	// short; it also keeps the connection's cache warm between batches.
+	db.SetMaxOpenConns(1)
+	f := &File{db: db, path: path}
+	if err := f.init(ctx, sig); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *File) init(ctx context.Context, sig string) error {
+	if _, err := f.db.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("view schema: %w", err)
+	}
+	var have string
+	err := f.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'signature'").Scan(&have)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = f.db.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('signature', ?), ('update_seq', 0)", sig)
+		return err
+	case err != nil:
+		return err
+	case have != sig:
+		return fmt.Errorf("%s: %w", f.path, ErrOtherSignature)
+	}
+	return nil
+}
+
+// Close closes the file.
+func (f *File) Close() error { return f.db.Close() }
+
+// Seq returns the store sequence the rows reflect.
+func (f *File) Seq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := f.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'update_seq'").Scan(&seq)
+	return seq, err
+}
+
+// Size returns the file's size in bytes (with its WAL).
+func (f *File) Size() int64 {
+	var n int64
+	for _, p := range []string{f.path, f.path + "-wal"} {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
+}
+
+// Batch is one update transaction.
+type Batch struct {
+	tx       *sql.Tx
+	del, ins *sql.Stmt
+}
+
+// Begin starts an update transaction.
+func (f *File) Begin(ctx context.Context) (*Batch, error) {
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	b := &Batch{tx: tx}
+	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ?"); err == nil {
+		b.ins, err = tx.PrepareContext(ctx, "INSERT OR REPLACE INTO rows (view, key, docid, n, kjson, value) VALUES (?, ?, ?, ?, ?, ?)")
+	}
+	if err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return b, nil
+}
+
+// RemoveDoc removes every row document id emitted.
+func (b *Batch) RemoveDoc(id string) error {
+	_, err := b.del.Exec(id)
+	return err
+}
+
+// Add adds one row: the n-th row document id emitted in view, its key
+// (encoded and as JSON) and value (JSON).
+func (b *Batch) Add(view int, key []byte, id string, n int, keyJSON, value []byte) error {
+	_, err := b.ins.Exec(view, key, id, n, keyJSON, value)
+	return err
+}
+
+// Commit records seq as the sequence the rows reflect and commits.
+func (b *Batch) Commit(seq int64) error {
+	if _, err := b.tx.Exec("UPDATE meta SET value = ? WHERE key = 'update_seq'", seq); err != nil {
+		b.tx.Rollback()
+		return err
+	}
+	return b.tx.Commit()
+}
+
+// Rollback abandons the batch.
+func (b *Batch) Rollback() { b.tx.Rollback() }

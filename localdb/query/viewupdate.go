@@ -1,0 +1,145 @@
+package query
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	gosync "sync"
+
+	"github.com/settee/settee/internal/jsfunc"
+	"github.com/settee/settee/internal/mango"
+	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/internal/viewstore"
+)
+
+// Views of a store are kept in files of their own (package viewstore), in
+// the directory ViewDir names beside the store, one per design document
+// signature. A view is brought up to date when it is queried (update=true,
+// CouchDB's default): the changes since the sequence its file reflects
+// are mapped, a batch at a time.
+
+// ViewDir is the directory of the view files of the store at path.
+func ViewDir(path string) string { return path + ".views" }
+
+// viewBatch is how many documents an update maps per transaction of the
+// view file.
+const viewBatch = 1000
+
+var (
+	// runtimes are the JavaScript runtimes, one pool per store and design
+	// document, shared by every handle of the process.
+	runtimes = jsfunc.NewPools(nil, runtime.GOMAXPROCS(0))
+	// fileLocks serialise the updates of one view file in this process
+	// (SQLite serialises them between processes).
+	fileLocks gosync.Map // path -> *gosync.Mutex
+)
+
+// poolFor returns the runtime pool of a design document of db.
+func poolFor(db *localdb.DB, ddocID string) *jsfunc.Pool {
+	return runtimes.For(db.UUID() + "\x00" + ddocID)
+}
+
+// openView opens the view file of dv.
+func openView(ctx context.Context, db *localdb.DB, dv *designViews) (*viewstore.File, func(), error) {
+	f, err := viewstore.Open(ctx, filepath.Join(ViewDir(db.Path()), dv.Sig+".view"), dv.Sig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open view index: %w", err)
+	}
+	return f, func() { f.Close() }, nil
+}
+
+// updateView maps the changes of db since the file's sequence into f.
+func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewstore.File) error {
+	path := filepath.Join(ViewDir(db.Path()), dv.Sig+".view")
+	m, _ := fileLocks.LoadOrStore(path, &gosync.Mutex{})
+	mu := m.(*gosync.Mutex)
+	mu.Lock()
+	defer mu.Unlock()
+	since, err := f.Seq(ctx)
+	if err != nil {
+		return err
+	}
+	info, err := db.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.UpdateSeq <= since {
+		return nil
+	}
+	pool := poolFor(db, dv.ID)
+	rt, err := pool.Get()
+	if err != nil {
+		return err
+	}
+	defer func() { pool.Put(rt) }()
+	maps := make([]string, len(dv.Views))
+	for i, v := range dv.Views {
+		maps[i] = v.Map
+	}
+	if err := rt.SetMaps(maps, dv.Lib); err != nil {
+		return fmt.Errorf("%w (in design document %s)", err, dv.ID)
+	}
+	batch, err := f.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	var buf, key []byte
+	last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, IncludeDocs: true, Conflicts: true}, func(c *localdb.Change) error {
+		if err := batch.RemoveDoc(c.ID); err != nil {
+			return err
+		}
+		if !c.Deleted && c.Doc != nil && (dv.IncludeDesign || !mango.IsDesignID(c.ID)) {
+			doc := *c.Doc
+			if dv.LocalSeq {
+				doc.LocalSeq = c.Seq
+			}
+			if buf, err = doc.AppendJSON(buf[:0]); err != nil {
+				return err
+			}
+			rows, err := rt.Map(buf)
+			if err != nil {
+				return fmt.Errorf("map %s: %w", c.ID, err)
+			}
+			for vi, emits := range rows {
+				for k, e := range emits {
+					if key, err = encodeKey(key[:0], e.Key); err != nil {
+						return err
+					}
+					if err := batch.Add(vi, key, c.ID, k, e.Key, e.Value); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		n++
+		if n%viewBatch == 0 {
+			if err := batch.Commit(c.Seq); err != nil {
+				return err
+			}
+			if batch, err = f.Begin(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		batch.Rollback()
+		return err
+	}
+	return batch.Commit(max(last, since))
+}
+
+// encodeKey appends the collation encoding of a JSON key.
+func encodeKey(dst []byte, key json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(key))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return mango.EncodeKey(dst, v), nil
+}
