@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,4 +89,42 @@ func TestServeDirNames(t *testing.T) {
 			t.Errorf("GET /%s/d = %s", name, got)
 		}
 	}
+}
+
+// TestServeBusyPortHint: when the port is taken, serve suggests an
+// address that is free, never the busy one nor the one after it when that
+// is taken too.
+func TestServeBusyPortHint(t *testing.T) {
+	var busy []net.Listener
+	t.Cleanup(func() {
+		for _, l := range busy {
+			l.Close()
+		}
+	})
+	// Two adjacent ports, both taken.
+	for len(busy) < 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		next, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		if err != nil {
+			l.Close()
+			continue
+		}
+		busy = append(busy, l, next)
+	}
+	r := cli(t, nil, "serve", "--addr", busy[0].Addr().String(), t.TempDir())
+	failsWith(t, r, exitFailure, busy[0].Addr().String()+" is in use", "such as --addr 127.0.0.1:")
+	_, hint, _ := strings.Cut(r.stderr, "such as --addr ")
+	hint = strings.TrimSpace(hint)
+	if hint == busy[0].Addr().String() || hint == busy[1].Addr().String() {
+		t.Fatalf("the hint suggests a busy address: %s", r.stderr)
+	}
+	l, err := net.Listen("tcp", hint)
+	if err != nil {
+		t.Fatalf("the suggested address %q is not free: %v", hint, err)
+	}
+	l.Close()
 }
