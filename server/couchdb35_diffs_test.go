@@ -15,8 +15,8 @@ var couchDBDifferenceReasons = map[string][]string{
 	"GET / names Settee and its version, not CouchDB's git_sha: a client must not take it for CouchDB 3.5 (CouchDB's replicator and PouchDB read only `couchdb`).": {
 		"requests#1", "requests#277", "pouchdb-pull#2", "pouchdb-push#3",
 	},
-	"No JavaScript runs here: views, shows, lists, updates, JavaScript filter functions (filter=ddoc/name and filter=_view) are refused with 400 bad_request, validate_doc_update is not run; filters by _doc_ids, _selector and _design work, and a missing design doc, filter, view or function still answers CouchDB's 404. The last three follow from validate_doc_update not refusing two writes.": {
-		"requests#45", "requests#127", "requests#128", "requests#129", "requests#207", "requests#237",
+	"JavaScript runs for views only: shows, lists, updates, JavaScript filter functions (filter=ddoc/name and filter=_view) are refused with 400 bad_request, validate_doc_update is not run; filters by _doc_ids, _selector and _design work, and a missing design doc, filter, view or function still answers CouchDB's 404. The last three follow from validate_doc_update not refusing two writes.": {
+		"requests#127", "requests#128", "requests#129", "requests#207", "requests#237",
 		"requests#268", "requests#269", "requests#271",
 	},
 	"Users come from the server's configuration (settee serve --user) and are admins of every database: there is no _users database and no per-database _security. Requests by configured users succeed where CouchDB's members-only rules refuse them.": {

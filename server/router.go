@@ -98,7 +98,7 @@ func isDBEndpoint(s string) bool {
 	switch s {
 	case "_changes", "_revs_diff", "_bulk_docs", "_bulk_get", "_ensure_full_commit",
 		"_all_docs", "_design_docs", "_local_docs", "_revs_limit", "_compact", "_security", "_find", "_index", "_explain",
-		"_purge", "_purged_infos", "_purged_infos_limit":
+		"_purge", "_purged_infos", "_purged_infos_limit", "_view_cleanup":
 		return true
 	}
 	return false
@@ -314,6 +314,8 @@ func (s *Server) serveDBEndpoint(w http.ResponseWriter, r *http.Request, rt rout
 	switch rt.special {
 	case "_changes":
 		s.serveChanges(w, r, db)
+	case "_view_cleanup":
+		s.serveViewCleanup(w, r, db)
 	case "_revs_diff":
 		s.serveRevsDiff(w, r, db)
 	case "_bulk_docs":
