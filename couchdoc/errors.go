@@ -21,6 +21,9 @@ type Error struct {
 	Status int
 	Name   string
 	Reason string
+	// Ref is the "ref" number CouchDB adds to some errors (of its query
+	// servers, of view range checks); 0 for none.
+	Ref int64
 	// Err is an underlying cause, if any.
 	Err error
 	// kind is the sentinel this error was made from (nil: none).

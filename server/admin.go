@@ -42,16 +42,6 @@ func (s *Server) serveMissingRevs(w http.ResponseWriter, r *http.Request, db *lo
 	writeJSON(w, http.StatusOK, map[string]any{"missing_revs": missing})
 }
 
-// serveViewCleanup is POST /{db}/_view_cleanup: nothing is left over
-// here, so it only answers as CouchDB.
-func (s *Server) serveViewCleanup(w http.ResponseWriter, r *http.Request, _ *call) {
-	if r.Method != http.MethodPost {
-		s.writeError(w, r, methodNotAllowed("POST"))
-		return
-	}
-	writeJSON(w, http.StatusAccepted, okTrue)
-}
-
 // serveActiveTasks is GET /_active_tasks: the server's running tasks.
 func (s *Server) serveActiveTasks(w http.ResponseWriter, r *http.Request, _ *call) {
 	if !isGet(r) {

@@ -22,6 +22,8 @@ var corpusUsers = map[string]string{"admin": "adminpw", "corpus_user": "userpw",
 type corpusStep struct {
 	load, db string
 	file     string
+	// floatTolerance is the file's couchcorpus.Options.FloatTolerance.
+	floatTolerance float64
 }
 
 // replayCorpus replays the steps against a fresh server and checks every
@@ -49,6 +51,7 @@ func replayCorpus(t *testing.T, steps []corpusStep) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rp.Options.FloatTolerance = st.floatTolerance
 		file := strings.TrimSuffix(st.file, ".jsonl")
 		rp.Auth = func(r *http.Request) { corpusAuth(file, r) }
 		rp.Run(ctx, ex, func(res couchcorpus.Result) {

@@ -126,7 +126,7 @@ func viewFilterError(ctx context.Context, db *localdb.DB, view string) error {
 func isDesignAction(att string) bool {
 	action, _, _ := strings.Cut(att, "/")
 	_, ok := designActions[action]
-	return ok
+	return ok || att == "_info"
 }
 
 // serveDesignAction is /{db}/_design/{ddoc}/_view|_show|_list|_update|
@@ -141,9 +141,12 @@ func (s *Server) serveDesignAction(w http.ResponseWriter, r *http.Request, rt ro
 		return
 	}
 	action, rest, _ := strings.Cut(rt.att, "/")
-	name, _, _ := strings.Cut(rest, "/")
+	name, tail, _ := strings.Cut(rest, "/")
 	member := designActions[action]
 	switch {
+	case action == "_info":
+		s.serveDesignInfo(w, r, db, ddoc)
+		return
 	case action == "_view":
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodPost:
@@ -152,6 +155,10 @@ func (s *Server) serveDesignAction(w http.ResponseWriter, r *http.Request, rt ro
 		}
 		if err == nil && designMember(body, member, name) != nil {
 			err = couchdoc.Errorf(couchdoc.ErrNotFound, "missing_named_view")
+		}
+		if err == nil {
+			s.serveView(w, r, db, ddoc, name, tail)
+			return
 		}
 	case action == "_rewrite":
 		// Rules are a list or a function, not named (chttpd_rewrite).

@@ -10,7 +10,8 @@ import (
 // its 404s for a missing design document (missing, deleted) or function
 // (missing_named_view, "missing json key: NAME"), its 400s for malformed
 // filter parameters, and never an attachment's "Document is missing
-// attachment". An existing function is refused with a 400 bad_request.
+// attachment". An existing function other than a view is refused with a
+// 400 bad_request.
 func TestDesignFunctionsAnswerAsCouchDB(t *testing.T) {
 	ts := newTServer(t, Config{})
 	ts.must(201, "PUT", "/db", nil)
@@ -57,11 +58,16 @@ func TestDesignFunctionsAnswerAsCouchDB(t *testing.T) {
 		ts.wantReason(c.status, c.name, c.reason, c.method, c.path, nil)
 	}
 	// Existing functions: refused, never taken for attachments.
-	for _, p := range []string{"/db/_design/app/_view/v", "/db/_design/app/_show/s", "/db/_design/app/_list/l/v",
+	for _, p := range []string{"/db/_design/app/_show/s", "/db/_design/app/_list/l/v",
 		"/db/_changes?filter=app/f", "/db/_changes?filter=_view&view=app/v", "/db/_changes?filter=_view&view=app%2Fv"} {
 		ts.wantError(400, "bad_request", "GET", p, nil)
 	}
 	ts.wantError(400, "bad_request", "POST", "/db/_design/app/_update/u/doc", map[string]any{})
+	// Views run (views_test.go).
+	ts.putDoc("db", "x", map[string]any{})
+	if rows := ts.must(200, "GET", "/db/_design/app/_view/v", nil).json(t)["rows"].([]any); len(rows) != 1 {
+		t.Errorf("view rows: %v, want x's", rows)
+	}
 	// An attachment of a design document is still one.
 	ts.wantReason(404, "not_found", "Document is missing attachment", "GET", "/db/_design/app/logo.png", nil)
 

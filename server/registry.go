@@ -14,6 +14,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	mango "github.com/settee/settee/localdb/query"
 )
 
 // dbFileExts are the extensions of the store files of a DataDir, in the
@@ -185,6 +186,7 @@ func (g *registry) remove(ctx context.Context, name string) error {
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		_ = os.Remove(file + suffix)
 	}
+	_ = os.RemoveAll(mango.ViewDir(file))
 	return nil
 }
 

@@ -53,6 +53,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type errorBody struct {
 	Error  string `json:"error"`
 	Reason string `json:"reason"`
+	Ref    int64  `json:"ref,omitempty"`
 }
 
 // toCouchError maps err to the CouchDB error it answers as.
@@ -103,7 +104,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ce.Status == http.StatusUnauthorized && s.wantsBasicChallenge(r) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="settee"`)
 	}
-	writeJSON(w, ce.Status, errorBody{Error: ce.Name, Reason: ce.Reason})
+	writeJSON(w, ce.Status, errorBody{Error: ce.Name, Reason: ce.Reason, Ref: ce.Ref})
 }
 
 // readBody reads a whole (size-limited) request body.

@@ -150,7 +150,7 @@ var routes = []routeRow{
 	{"/{db}/_index", "", permDBAdmin, routeHandler((*Server).serveIndex)},
 	{shIndexByName, "", permDBAdmin, routeHandler((*Server).serveIndex)},
 	{"/{db}/_compact", "", permDBAdminUnauthorized, (*Server).serveCompact},
-	{"/{db}/_view_cleanup", "", permDBAdminUnauthorized, (*Server).serveViewCleanup},
+	{"/{db}/_view_cleanup", "", permDBAdminUnauthorized, dbHandler((*Server).serveViewCleanup)},
 	{"/{db}/_security", http.MethodGet, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", http.MethodHead, permMember, (*Server).serveSecurity},
 	{"/{db}/_security", "", permDBAdmin, (*Server).serveSecurity},

@@ -21,9 +21,10 @@ store's own invariants (every document has one winner and a body for each
 leaf, sequences are unique, counts and indexes agree, attachments are
 whole), then that every document can be read. Only reads the file.
 
-Prints {"path","ok","integrity","invariants","docs","unreadable",
-"unreadable_count","next"}
-and exits 0 when the store is sound. A damaged store exits 1 and says what
+Prints {"path","ok","integrity","docs","unreadable","unreadable_count"}
+and exits 0 when the store is sound. For a damaged store it adds
+"invariants" (the first broken one), "open_error" (when it cannot be
+opened) and "next" (what to do). A damaged store exits 1 and says what
 to do next: how many documents it can still read ("settee export
 --skip-unreadable" saves them, "settee import" writes them into a new
 store) and that a new pull rebuilds what the server has.`,

@@ -34,7 +34,7 @@ Everything lives in a temporary directory removed at the end, unless
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flagSet("demo")
-	keep := fs.String("keep", "", "keep the hub and device stores in this `directory`")
+	keep := fs.String("keep", "", "keep the hub and device stores in this `DIR`")
 	if _, err := parseFlags(fs, demoHelp, args, 0, 0, stdout); err != nil {
 		return err
 	}

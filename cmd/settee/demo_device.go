@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -81,7 +80,9 @@ func shortAll(revs []string) []string {
 func body(doc *couchdoc.Doc) string {
 	var b struct{ Items []string }
 	if json.Unmarshal(doc.Body, &b) == nil && b.Items != nil {
-		return fmt.Sprintf("%v", b.Items)
+		if j, err := json.Marshal(b.Items); err == nil {
+			return string(j) // JSON, as every other thing settee prints
+		}
 	}
 	return string(doc.Body)
 }

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		usage(stdout)
 		return nil
-	case "-version", "--version":
+	case "-v", "-version", "--version":
 		name = "version"
 	}
 	for _, c := range commands() {

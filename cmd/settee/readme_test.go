@@ -153,7 +153,8 @@ func checkRepoBlock(t *testing.T, root string, b readmeBlock) {
 // buildGoBlocks follows the README's install block in a new module (its
 // "git clone URL DIR" stands for a link to this checkout, and the
 // checkout's go.sum for the checksum database, so that nothing is
-// downloaded), then builds each Go block there as a package of its own.
+// downloaded), then builds each Go block there as a package of its own
+// and runs it twice against a settee serve of its own.
 func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []readmeBlock) {
 	dir := t.TempDir()
 	app := filepath.Join(dir, "app")
@@ -169,6 +170,8 @@ func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []read
 	if err := os.MkdirAll(app, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The programs talk to the quick start's server: one of their own.
+	hub := serveBinary(t, filepath.Join(dir, "hub"), nil)
 	for i, b := range blocks {
 		if !strings.HasPrefix(strings.TrimSpace(b.text), "package main") {
 			t.Errorf("README.md line %d: a go block is a whole program (package main)", b.line)
@@ -181,7 +184,8 @@ func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []read
 		if err := os.MkdirAll(pkg, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(pkg, "main.go"), []byte(b.text), 0o644); err != nil {
+		src := strings.ReplaceAll(b.text, "http://127.0.0.1:5985", hub)
+		if err := os.WriteFile(filepath.Join(pkg, "main.go"), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,7 +209,28 @@ func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []read
 	}
 	run("go", "mod", "init", "example.com/app")
 	run("bash", "-c", script.String())
-	run("go", "build", "-o", os.DevNull, "./...")
+	bin := filepath.Join(dir, "bin")
+	run("go", "build", "-o", bin+string(os.PathSeparator), "./...")
+	// Each program runs twice, in a directory of its own: what it writes
+	// must not make a second run fail, and a branch it shows (the
+	// conflict's) must run.
+	for i, b := range blocks {
+		work := filepath.Join(dir, fmt.Sprintf("run%d", i))
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n <= 2; n++ {
+			cmd := exec.CommandContext(ctx, filepath.Join(bin, fmt.Sprintf("block%d", i)))
+			cmd.Dir = work
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("README.md line %d: run %d of the Go program: %v\n%s", b.line, n, err, out)
+			}
+			if strings.Contains(b.text, `"conflict:"`) && !strings.Contains(string(out), "conflict:") {
+				t.Errorf("README.md line %d: run %d of the Go program did not show its conflict:\n%s", b.line, n, out)
+			}
+		}
+	}
 }
 
 // runShellBlocks runs the script in a temporary directory, the settee

@@ -65,7 +65,7 @@ func (f *replFlags) registerOn(fs *flag.FlagSet, dir string) {
 	fs.IntVar(&f.retries, "retries", 3, "retry a failed step (a request, or a body cut short) this many `times` with backoff (0: fail at once)")
 	fs.BoolVar(&f.jsonOut, "json", false, "print one JSON event per line instead of a status line")
 	if dir != "push" {
-		fs.StringVar(&f.attachments, "attachments", "eager", "the attachment bodies a pull brings (`MODE`: eager, all of them; lazy (none: fetch them later with fetch-attachment) or lazy-over=BYTES (only those of at most BYTES)")
+		fs.StringVar(&f.attachments, "attachments", "eager", "the attachment bodies a pull brings (`MODE`): eager, all of them; lazy, none (fetch them later with fetch-attachment); or lazy-over=BYTES, only those of at most BYTES")
 	}
 	fs.IntVar(&f.throttle, "throttle", 0, "write at most `N` documents a second, each way (0: no bound): a low-power mode for a sync left running in the background")
 	f.remote.register(fs)

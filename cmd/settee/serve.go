@@ -155,7 +155,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return &exitError{code: exitFailure, err: err, msg: fmt.Sprintf(
-				"%s is in use: another server (a CouchDB, or another settee serve) listens there; choose a free address with --addr, such as --addr 127.0.0.1:5985", *addr)}
+				"%s is in use: another server (a CouchDB, or another settee serve) listens there; choose a free address with --addr%s", *addr, freeAddrHint(*addr))}
 		}
 		return &exitError{code: exitFailure, msg: err.Error(), err: err}
 	}
@@ -219,6 +219,24 @@ func corsList(s string) []string {
 		}
 	}
 	return out
+}
+
+// freeAddrHint suggests an address near addr that is free now: the next
+// ports of its host, tried by listening on them; "" if none is.
+func freeAddrHint(addr string) string {
+	host, p, err := net.SplitHostPort(addr)
+	port, perr := strconv.Atoi(p)
+	if err != nil || perr != nil {
+		return ""
+	}
+	for next := port + 1; next <= port+100 && next < 1<<16; next++ {
+		try := net.JoinHostPort(host, strconv.Itoa(next))
+		if l, err := net.Listen("tcp", try); err == nil {
+			l.Close()
+			return ", such as --addr " + try
+		}
+	}
+	return ""
 }
 
 // dbNameOf makes a CouchDB database name from a file name, as a

@@ -21,7 +21,7 @@ import (
 func openStore(path string, create bool) (*localdb.DB, error) {
 	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create})
 	if errors.Is(err, localdb.ErrNoStore) && errors.Is(err, fs.ErrNotExist) {
-		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s (check the path; settee pull, sync, put and import create one)", path), err: err}
+		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s (check the path; settee pull, sync, put, attachment put and import create one)", path), err: err}
 	}
 	if errors.Is(err, localdb.ErrNoStore) || errors.Is(err, fs.ErrNotExist) {
 		return nil, &exitError{code: exitNotFound, err: err}

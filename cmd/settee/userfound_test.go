@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +87,85 @@ func TestServeDirNames(t *testing.T) {
 		}
 		if got := getBody(t, root+"/"+name+"/d"); !strings.Contains(got, `"_id":"d"`) {
 			t.Errorf("GET /%s/d = %s", name, got)
+		}
+	}
+}
+
+// TestServeBusyPortHint: when the port is taken, serve suggests an
+// address that is free, never the busy one nor the one after it when that
+// is taken too.
+func TestServeBusyPortHint(t *testing.T) {
+	var busy []net.Listener
+	t.Cleanup(func() {
+		for _, l := range busy {
+			l.Close()
+		}
+	})
+	// Two adjacent ports, both taken.
+	for len(busy) < 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		next, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		if err != nil {
+			l.Close()
+			continue
+		}
+		busy = append(busy, l, next)
+	}
+	r := cli(t, nil, "serve", "--addr", busy[0].Addr().String(), t.TempDir())
+	failsWith(t, r, exitFailure, busy[0].Addr().String()+" is in use", "such as --addr 127.0.0.1:")
+	_, hint, _ := strings.Cut(r.stderr, "such as --addr ")
+	hint = strings.TrimSpace(hint)
+	if hint == busy[0].Addr().String() || hint == busy[1].Addr().String() {
+		t.Fatalf("the hint suggests a busy address: %s", r.stderr)
+	}
+	l, err := net.Listen("tcp", hint)
+	if err != nil {
+		t.Fatalf("the suggested address %q is not free: %v", hint, err)
+	}
+	l.Close()
+}
+
+// TestHelpTexts: what the help texts promise, the commands do: check's
+// keys, import's exit codes, balanced parentheses, demo's flag name, -v,
+// the commands that create a store, and JSON in the demo's lines.
+func TestHelpTexts(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "a.db")
+	ok(t, "put", db, "d", `{}`)
+	help := ok(t, "check", "--help")
+	_, keys, _ := strings.Cut(help, "Prints {")
+	keys, _, _ = strings.Cut(keys, "}")
+	var rep map[string]any
+	mustJSON(t, ok(t, "check", db), &rep)
+	for _, k := range strings.Split(keys, ",") {
+		if _, ok := rep[strings.Trim(k, "\" \n")]; !ok {
+			t.Errorf("check --help promises %s, check prints %v", k, rep)
+		}
+	}
+	if h := ok(t, "import", "--help"); strings.Contains(h, "\n  5 ") {
+		t.Errorf("import --help lists exit 5 though import creates the store:\n%s", h)
+	}
+	for _, c := range commands() {
+		h := ok(t, c.name, "--help")
+		if strings.Count(h, "(") != strings.Count(h, ")") {
+			t.Errorf("%s --help has unbalanced parentheses:\n%s", c.name, h)
+		}
+	}
+	if h := ok(t, "demo", "--help"); !strings.Contains(h, "[--keep DIR]") || !strings.Contains(h, "--keep DIR\n") {
+		t.Errorf("demo --help: usage and flag disagree:\n%s", h)
+	}
+	if v := ok(t, "-v"); !strings.HasPrefix(v, "settee ") {
+		t.Errorf("settee -v printed %q", v)
+	}
+	failsWith(t, cli(t, nil, "get", filepath.Join(dir, "none.db"), "x"), exitNotFound, "attachment put")
+	demo := ok(t, "demo")
+	for _, line := range strings.Split(demo, "\n") {
+		if i := strings.Index(line, "["); i >= 0 && !strings.HasPrefix(line[i:], `["`) {
+			t.Errorf("the demo prints a list that is not JSON: %q", line)
 		}
 	}
 }

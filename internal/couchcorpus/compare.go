@@ -34,6 +34,10 @@ type Options struct {
 	// server's own diagnostic (CouchDB's are often generic, such as
 	// "invalid UTF-8 JSON"); its status and error name must still match.
 	OwnBadRequestReasons bool
+	// FloatTolerance, when > 0, is the relative difference under which two
+	// numbers compare equal: sums of floats depend on the order they were
+	// added in, which for CouchDB's reductions is the shape of its B-tree.
+	FloatTolerance float64
 }
 
 // comparedHeaders are the answer headers that must match (besides

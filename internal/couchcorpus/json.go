@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 	"strconv"
@@ -153,7 +154,7 @@ func (c *comparer) walk(where, key string, want, have any) {
 		h, ok := have.(json.Number)
 		wf, err1 := strconv.ParseFloat(w.String(), 64)
 		hf, err2 := strconv.ParseFloat(string(h), 64)
-		if !ok || err1 != nil || err2 != nil || wf != hf {
+		if !ok || err1 != nil || err2 != nil || (wf != hf && !c.close(wf, hf)) {
 			c.addf("%s: %v, CouchDB %v", where, short(have), w)
 		}
 	case string:
@@ -210,4 +211,10 @@ func short(v any) string {
 		return string(b[:100]) + "..."
 	}
 	return string(b)
+}
+
+// close reports whether two numbers are within the relative tolerance.
+func (c *comparer) close(a, b float64) bool {
+	t := c.opts.FloatTolerance
+	return t > 0 && math.Abs(a-b) <= t*math.Max(math.Abs(a), math.Abs(b))
 }

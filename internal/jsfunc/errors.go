@@ -7,10 +7,13 @@ import (
 	"github.com/settee/settee/couchdoc"
 )
 
+// queryServerRef is the ref CouchDB 3.5 gives errors of its query servers.
+const queryServerRef = 270952464
+
 // Errors of the runtime, matched with errors.Is.
 var (
 	// ErrTimeout: a call ran past the time limit (CouchDB's os_process_timeout).
-	ErrTimeout = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "OS process timed out."}
+	ErrTimeout = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "OS process timed out.", Ref: queryServerRef}
 	// ErrMemory: the runtime ran out of its memory cap.
 	ErrMemory = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "out of memory"}
 	// ErrCompilation: a function's source is not a JavaScript function.

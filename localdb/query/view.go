@@ -150,11 +150,16 @@ func checkViewOptions(def *viewDef, o *ViewOptions) (bool, error) {
 			return false, ErrInvalidJSON
 		}
 		c := bytes.Compare(s, e)
+		// The refs are CouchDB's for these two errors.
 		if !o.Descending && c > 0 {
-			return false, queryParseError("No rows can match your key range, reverse your start_key and end_key or set descending=true")
+			e := queryParseError("No rows can match your key range, reverse your start_key and end_key or set descending=true")
+			e.Ref = 72864418
+			return false, e
 		}
 		if o.Descending && c < 0 {
-			return false, queryParseError("No rows can match your key range, reverse your start_key and end_key or set descending=false")
+			e := queryParseError("No rows can match your key range, reverse your start_key and end_key or set descending=false")
+			e.Ref = 1505073861
+			return false, e
 		}
 	}
 	return reduce, nil
@@ -175,7 +180,7 @@ func ranges(vi int, o *ViewOptions) ([]viewstore.Range, error) {
 				return nil, ErrInvalidJSON
 			}
 			b := &viewstore.Bound{Key: enc}
-			rs = append(rs, viewstore.Range{View: vi, Start: b, End: b, InclusiveEnd: true, Descending: o.Descending})
+			rs = append(rs, viewstore.Range{View: vi, Start: b, End: b, InclusiveEnd: o.InclusiveEnd, Descending: o.Descending})
 		}
 		return rs, nil
 	}

@@ -44,7 +44,7 @@ type ViewOptions struct {
 }
 
 // queryParseError is CouchDB's 400 query_parse_error.
-func queryParseError(format string, args ...any) error {
+func queryParseError(format string, args ...any) *couchdoc.Error {
 	e := couchdoc.Errorf(couchdoc.ErrBadRequest, format, args...)
 	e.Name = "query_parse_error"
 	return e

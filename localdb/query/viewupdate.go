@@ -88,12 +88,21 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 	}
 	n := 0
 	var buf, key []byte
-	last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, IncludeDocs: true, Conflicts: true}, func(c *localdb.Change) error {
+	last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, IncludeDocs: true, Conflicts: true, AllDocs: true}, func(c *localdb.Change) error {
 		if err := batch.RemoveDoc(c.ID); err != nil {
 			return err
 		}
 		if !c.Deleted && c.Doc != nil && (dv.IncludeDesign || !mango.IsDesignID(c.ID)) {
 			doc := *c.Doc
+			if len(c.Revs) > 1 {
+				// Map functions see _deleted_conflicts too, which the feed
+				// does not carry.
+				d, err := db.Get(ctx, c.ID, localdb.GetOptions{Rev: c.Revs[0], Conflicts: true, DeletedConflicts: true})
+				if err != nil {
+					return err
+				}
+				doc = *d
+			}
 			if dv.LocalSeq {
 				doc.LocalSeq = c.Seq
 			}
