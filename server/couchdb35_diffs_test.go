@@ -40,7 +40,6 @@ var couchDBDifferenceReasons = map[string][]string{
 	"JavaScript runs for views only: shows, lists, updates, JavaScript filter functions (filter=ddoc/name and filter=_view) are refused with 400 bad_request, validate_doc_update is not run; filters by _doc_ids, _selector and _design work, and a missing design doc, filter, view or function still answers CouchDB's 404. The last three follow from validate_doc_update not refusing two writes.": {
 		"requests#127", "requests#128", "requests#129", "requests#207", "requests#237",
 		"requests#268", "requests#269", "requests#271",
-		"couchdb35-extra/auth#359", "couchdb35-extra/auth#403", "couchdb35-extra/auth#447", "couchdb35-extra/auth#491", "couchdb35-extra/auth#535", "couchdb35-extra/auth#688",
 	},
 	"The corpus's users had been created and deleted eight times on that CouchDB before it was recorded, so its user documents are at generation 9 where a fresh server's are at 1.": {
 		"requests#272", "requests#273",
