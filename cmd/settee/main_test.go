@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 )
 
 // settee is the binary under test, built once by TestMain.
@@ -117,22 +117,23 @@ func failsWith(t testing.TB, r result, code int, parts ...string) {
 	}
 }
 
-// serveBinary starts `settee serve` on a free port and returns its root URL.
+// serveBinary starts `settee serve` on a port the system picks and returns
+// its root URL (http://, even with --tls-cert), read from its serving line: no other server can take the
+// port between its choice and the start, as with a port chosen first.
 // extra are flags and env additions are given in env.
 func serveBinary(t testing.TB, target string, env []string, extra ...string) string {
 	t.Helper()
-	port := testpeer.FreePort(t)
 	if filepath.Ext(target) == "" {
 		if err := os.MkdirAll(target, 0o755); err != nil { // a directory of stores
 			t.Fatal(err)
 		}
 	}
-	args := append([]string{"serve", "--create", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}, extra...)
+	args := append([]string{"serve", "--create", "--addr", "127.0.0.1:0"}, extra...)
 	args = append(args, target)
 	cmd := exec.Command(settee, args...)
 	cmd.Env = append(cleanEnv(), env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &testutil.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -147,18 +148,19 @@ func serveBinary(t testing.TB, target string, env []string, extra ...string) str
 			<-done
 		}
 	})
-	root := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for i := 0; i < 100; i++ {
-		resp, err := http.Get(root + "/")
-		if err == nil {
-			resp.Body.Close()
-			return root
+	for i := 0; i < 200; i++ {
+		if m := servingRE.FindStringSubmatch(out.String()); m != nil {
+			return "http://" + m[2] // as before: the caller makes it https
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("settee serve did not answer on %s; output:\n%s", root, out.String())
+	t.Fatalf("settee serve printed no serving line; output:\n%s", out.String())
 	return ""
 }
+
+// servingRE finds the root URL (1) and its host:port (2) in serve's
+// serving line.
+var servingRE = regexp.MustCompile(`serving .* at (https?://(127\.0\.0\.1:[0-9]+))/`)
 
 // bulkDocs writes n small documents to a database URL with _bulk_docs,
 // in batches, with ids prefix-00000...

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"database/sql"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -14,16 +13,13 @@ import (
 	"testing"
 
 	_ "modernc.org/sqlite"
-
-	"github.com/settee/settee/internal/testpeer"
 )
 
 // serveLines starts `settee serve` and returns what it printed up to its
 // "serving" line, and its root URL.
 func serveLines(t *testing.T, args ...string) (string, string) {
 	t.Helper()
-	port := testpeer.FreePort(t)
-	cmd := exec.Command(settee, append([]string{"serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}, args...)...)
+	cmd := exec.Command(settee, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = cleanEnv()
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -37,9 +33,9 @@ func serveLines(t *testing.T, args ...string) (string, string) {
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		printed.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "serving") {
+		if m := servingRE.FindStringSubmatch(sc.Text()); m != nil {
 			go io.Copy(io.Discard, out)
-			return printed.String(), fmt.Sprintf("http://127.0.0.1:%d", port)
+			return printed.String(), m[1]
 		}
 	}
 	t.Fatalf("serve printed no serving line: %q", printed.String())

@@ -3,7 +3,9 @@ package testpeer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -73,7 +75,11 @@ func NodeBin(t testing.TB, name string) string {
 	return p
 }
 
-// FreePort returns a free TCP port on 127.0.0.1.
+// FreePort returns a TCP port on 127.0.0.1 that was free when asked:
+// another process may take it before it is used. A server that can listen
+// on port 0 and say its address should (settee serve does); one that
+// cannot must check the answer is its own (OwnsPouchDB). A port nobody
+// listens on (an unreachable peer) is fine as it is.
 func FreePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -106,7 +112,8 @@ func startPouchDB(t testing.TB, bin string) (*Server, error) {
 	port := FreePort(t)
 	cmd := PouchDBCommand(t, bin, port)
 	cmd.Dir = t.TempDir() // pouchdb-server writes its config and log files in its cwd
-	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port))
+	dir := cmd.Dir
+	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port), func(welcome []byte) bool { return OwnsPouchDB(dir, welcome) })
 	if err == nil {
 		s.Dir = cmd.Dir
 	}
@@ -122,10 +129,29 @@ func PouchDBCommand(t testing.TB, bin string, port int) *exec.Cmd {
 	return exec.Command("node", "--require", keepalive, bin, "--in-memory", "-o", "127.0.0.1", "-p", strconv.Itoa(port), "-n")
 }
 
-// startServer starts cmd and waits until GET url/ answers 200. A process
-// that exits first fails at once with its output; one that never answers
-// fails after a minute.
-func startServer(cmd *exec.Cmd, url string) (*Server, error) {
+// OwnsPouchDB reports whether welcome, the answer of GET / on a port, is
+// that of the pouchdb-server whose working directory is dir: the uuid it
+// wrote in its config.json. Between a free port's choice and the server's
+// start another server may take the port; its answer is not ours.
+func OwnsPouchDB(dir string, welcome []byte) bool {
+	var w struct {
+		UUID string `json:"uuid"`
+	}
+	var cfg struct {
+		CouchDB struct {
+			UUID string `json:"uuid"`
+		} `json:"couchdb"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	return err == nil && json.Unmarshal(b, &cfg) == nil && json.Unmarshal(welcome, &w) == nil &&
+		w.UUID != "" && w.UUID == cfg.CouchDB.UUID
+}
+
+// startServer starts cmd and waits until GET url/ answers 200 with a
+// welcome owns accepts (nil: any), so that another server that took the
+// port is not taken for it. A process that exits first fails at once with
+// its output; one that never answers fails after a minute.
+func startServer(cmd *exec.Cmd, url string, owns func(welcome []byte) bool) (*Server, error) {
 	out := &bytes.Buffer{}
 	cmd.Stdout = out
 	cmd.Stderr = out
@@ -147,8 +173,9 @@ func startServer(cmd *exec.Cmd, url string) (*Server, error) {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/", nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
+			welcome, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && (owns == nil || owns(welcome)) {
 				return s, nil
 			}
 		}

@@ -32,7 +32,7 @@ func TestPouchDBStartsAndServes(t *testing.T) {
 // with its output, not after the minute allowed to start.
 func TestStartNoticesEarlyExit(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "echo cannot bind the port; exit 3")
-	_, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", FreePort(t)))
+	_, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", FreePort(t)), nil)
 	if err == nil || !strings.Contains(err.Error(), "exited before answering") || !strings.Contains(err.Error(), "cannot bind the port") {
 		t.Fatalf("err = %v", err)
 	}
@@ -79,4 +79,37 @@ func TestPouchDBSurvivesAbortedUpload(t *testing.T) {
 		t.Fatalf("pouchdb-server died of an aborted upload: %v\n%s", err, s.out.String())
 	}
 	resp.Body.Close()
+}
+
+// TestStartNotFooledByAnotherServer: a server that took the port between
+// its choice and pouchdb-server's start answers GET / too; it is not
+// taken for the pouchdb-server, whose start fails (and PouchDB retries on
+// another port) instead of a test talking to the wrong server.
+func TestStartNotFooledByAnotherServer(t *testing.T) {
+	bin := NodeBin(t, "pouchdb-server")
+	other := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/" {
+			io.WriteString(w, `{"couchdb":"Welcome","uuid":"not-the-pouchdb-server"}`)
+			return
+		}
+		http.NotFound(w, r)
+	})}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go other.Serve(l)
+	t.Cleanup(func() { other.Close() })
+	port := l.Addr().(*net.TCPAddr).Port
+	cmd := PouchDBCommand(t, bin, port)
+	cmd.Dir = t.TempDir()
+	dir := cmd.Dir
+	s, err := startServer(cmd, fmt.Sprintf("http://127.0.0.1:%d", port), func(w []byte) bool { return OwnsPouchDB(dir, w) })
+	if err == nil {
+		s.Stop()
+		t.Fatal("another server's answer was taken for the pouchdb-server's")
+	}
+	if p := PouchDB(t); p.URL == fmt.Sprintf("http://127.0.0.1:%d", port) {
+		t.Fatalf("PouchDB runs on the busy port %d", port)
+	}
 }

@@ -3,6 +3,7 @@ package rtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"syscall"
@@ -54,8 +55,10 @@ func (p *Pouch) start(t testing.TB) {
 			resp, err := http.DefaultClient.Do(req)
 			cancel()
 			if err == nil {
+				welcome, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
 				resp.Body.Close()
-				if resp.StatusCode == 200 {
+				// Another server may have taken the port: only ours counts.
+				if resp.StatusCode == 200 && testpeer.OwnsPouchDB(p.dir, welcome) {
 					return
 				}
 			}

@@ -13,9 +13,9 @@ Beyond method/path/body/headers/note, a step may carry (see README.md):
               "alice" = Basic with the password in the script's "users";
               ["alice", "wrong"] = Basic with that password
   cookie      "slot": send the AuthSession saved in that slot (and no Basic
-              unless "as" says so); {"forge": {...}} builds one (see forge)
+              unless "as" says so); {"forge": {...}} builds one (forge_cookie)
   save_cookie "slot": keep the AuthSession of the answer's Set-Cookie
-  jwt         {"key": "hmac"|"rsa"|"ec"|"rsa-public-as-hmac"|"none",
+  jwt         {"key": "hmac"|"hmac-wrong"|"rsa"|"ec"|"rsa-public-as-hmac"|"none",
               "alg": ..., "claims": {...}, "header": {...}, "tamper": bool}:
               send a bearer token minted now; a claim value "+N"/"-N" is now+N
   form        {...}: a form-encoded body
@@ -36,8 +36,9 @@ Beyond method/path/body/headers/note, a step may carry (see README.md):
               leaf of the document at path, so it is created at 1-
 Secrets are masked in the recording (Authorization, Cookie, Set-Cookie
 values); each exchange keeps the step's "auth" spec so a replay can send
-the same credentials. Nothing here builds or configures CouchDB: it must be
-running already.
+the same credentials. Nothing here builds CouchDB: it must be running
+already; a script changes its configuration only through its own recorded
+/_node/_local/_config steps (cors.json, auth-users-open.json), and undoes it.
 """
 import base64, hashlib, hmac, json, os, re, sys, time, urllib.parse, urllib.request, urllib.error
 
