@@ -87,7 +87,7 @@ func (f *file) useHeader(h []byte) int32 {
 			return sqlite3.SQLITE_IOERR_DATA
 		}
 		if k.check != check {
-			f.v.fail(errWrongKey, "its header")
+			f.v.fail(ErrWrongKey, "its header")
 			return sqlite3.SQLITE_IOERR_DATA
 		}
 		f.key = k
@@ -121,7 +121,7 @@ func (f *file) keyForRead(tls *libc.TLS) (*pageKey, int32) {
 		return nil, rc
 	}
 	if !ok {
-		f.v.fail(errNotOurs, "its header")
+		f.v.fail(ErrNotOurs, "its header")
 		return nil, sqlite3.SQLITE_IOERR_DATA
 	}
 	return f.key, sqlite3.SQLITE_OK

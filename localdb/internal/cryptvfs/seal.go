@@ -89,24 +89,27 @@ func (k *pageKey) header() [HeaderSize]byte {
 	return h
 }
 
-// Errors of the header (see parseHeader).
+// Errors of the header (see parseHeader, VFS.CheckHeader).
 var (
-	errPlain    = errors.New("cryptvfs: a plain SQLite file")
-	errNotOurs  = errors.New("cryptvfs: not an encrypted store")
-	errWrongKey = errors.New("cryptvfs: wrong key")
+	// ErrPlain: the file is a plain SQLite database.
+	ErrPlain = errors.New("cryptvfs: a plain SQLite file")
+	// ErrNotOurs: the file is neither an encrypted store nor SQLite's.
+	ErrNotOurs = errors.New("cryptvfs: not an encrypted store")
+	// ErrWrongKey: the file is an encrypted store with another key.
+	ErrWrongKey = errors.New("cryptvfs: wrong key")
 )
 
-// parseHeader reads a store header: the salt, or errPlain for a plain
-// SQLite file, errNotOurs for anything else.
+// parseHeader reads a store header: the salt, or ErrPlain for a plain
+// SQLite file, ErrNotOurs for anything else.
 func parseHeader(h []byte) (salt [saltSize]byte, check [checkSize]byte, err error) {
 	if len(h) < HeaderSize {
-		return salt, check, errNotOurs
+		return salt, check, ErrNotOurs
 	}
 	if subtle.ConstantTimeCompare(h[:HeaderSize], sqliteMagic) == 1 {
-		return salt, check, errPlain
+		return salt, check, ErrPlain
 	}
 	if [4]byte(h[:4]) != Magic {
-		return salt, check, errNotOurs
+		return salt, check, ErrNotOurs
 	}
 	copy(salt[:], h[4:])
 	copy(check[:], h[4+saltSize:])
@@ -161,4 +164,22 @@ func isZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// CheckHeader checks a store header (a file's first HeaderSize bytes)
+// against v's key: ErrPlain, ErrNotOurs or ErrWrongKey when it does not
+// fit.
+func (v *VFS) CheckHeader(h []byte) error {
+	salt, check, err := parseHeader(h)
+	if err != nil {
+		return err
+	}
+	k, err := deriveKey(v.key, salt)
+	if err != nil {
+		return err
+	}
+	if k.check != check {
+		return ErrWrongKey
+	}
+	return nil
 }

@@ -45,7 +45,7 @@ type VFS struct {
 
 // Failure describes a read that failed authentication.
 type Failure struct {
-	// Err is errWrongKey, errPlain or errNotOurs for the header, or the
+	// Err is ErrWrongKey, ErrPlain or ErrNotOurs for the header, or the
 	// AEAD's error for a page.
 	Err error
 	// What names the file and the place: "page 3", "WAL frame at 4160".

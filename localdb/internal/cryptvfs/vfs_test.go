@@ -120,7 +120,7 @@ func TestReopenAndWrongKey(t *testing.T) {
 	if _, err := count(db); err == nil {
 		t.Fatal("a wrong key read the store")
 	}
-	if f := v.Failure(); f == nil || f.Err != errWrongKey {
+	if f := v.Failure(); f == nil || f.Err != ErrWrongKey {
 		t.Fatalf("failure %+v", f)
 	}
 	db.Close()
