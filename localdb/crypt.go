@@ -83,6 +83,12 @@ func openVFS(path string, exists bool, opts *Options) (*cryptvfs.VFS, error) {
 	} else {
 		err = v.Create(path, "PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL")
 	}
+	if errors.Is(err, cryptvfs.ErrPlain) {
+		// Another program's SQLite file is refused as such.
+		if oerr := plainOwner(path); oerr != nil {
+			err = oerr
+		}
+	}
 	if err != nil {
 		v.Close()
 		return nil, keyError(path, err)
@@ -90,15 +96,33 @@ func openVFS(path string, exists bool, opts *Options) (*cryptvfs.VFS, error) {
 	return v, nil
 }
 
+// plainOwner is checkOwner's error for a plain SQLite file, nil for a
+// plain Settee store.
+func plainOwner(path string) error {
+	c, err := sql.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = checkOwner(context.Background(), c, path, true)
+	if errors.Is(err, ErrNotStore) {
+		return err
+	}
+	return nil
+}
+
 // keyError turns the VFS's verdict on a header into the store's error.
 func keyError(path string, err error) error {
+	var oe *OpenError
 	switch {
+	case errors.As(err, &oe):
+		return err
 	case errors.Is(err, cryptvfs.ErrPlain):
 		return &OpenError{path, "is not encrypted: open it without a key, or encrypt it first (settee encrypt)", ErrPlainStore}
 	case errors.Is(err, cryptvfs.ErrWrongKey):
 		return &OpenError{path, "is encrypted with another key", ErrWrongKey}
 	case errors.Is(err, cryptvfs.ErrNotOurs):
-		return &OpenError{path, "is not a Settee store", ErrNotStore}
+		return &OpenError{path, "is not a SQLite database", ErrNotStore}
 	}
 	return &OpenError{path, "cannot make an encrypted store: " + err.Error(), err}
 }

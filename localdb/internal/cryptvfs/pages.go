@@ -73,6 +73,20 @@ func (f *file) openDBPage(tls *libc.TLS, b []byte, rc int32, off int64) int32 {
 	return sqlite3.SQLITE_OK
 }
 
+// ErrNoReserve: SQLite wrote a page 1 with another page size, or without
+// Reserve bytes per page (a file that Create did not make).
+var ErrNoReserve = errors.New("cryptvfs: the database has no reserved bytes for the encryption")
+
+// fits reports whether page 1's plaintext declares our page size and
+// room for the tag and nonce.
+func fits(p1 []byte, ps int) bool {
+	size := int(p1[16])<<8 | int(p1[17])
+	if size == 1 {
+		size = 65536
+	}
+	return size == ps && int(p1[20]) >= Reserve
+}
+
 // useHeader takes the key from a store header read from disk.
 func (f *file) useHeader(h []byte) int32 {
 	salt, check, err := parseHeader(h)
@@ -163,6 +177,11 @@ func (f *file) writeDB(tls *libc.TLS, buf uintptr, n int, off int64) int32 {
 		p := off + int64(i)
 		start := 0
 		if p == 0 {
+			if !fits(src[:ps], ps) {
+				// A file not made by Create: its pages have no room.
+				f.v.fail(ErrNoReserve, "its header")
+				return sqlite3.SQLITE_IOERR_WRITE
+			}
 			h := k.header()
 			copy(dst, h[:])
 			start = HeaderSize
