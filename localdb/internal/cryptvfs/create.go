@@ -85,4 +85,3 @@ type CodeError struct {
 func (e *CodeError) Error() string {
 	return fmt.Sprintf("cryptvfs: %s: %s (code %d)", e.What, e.Msg, e.Code)
 }
-

@@ -61,7 +61,7 @@ func init() {
 	*(*func(*libc.TLS, uintptr) int32)(unsafe.Pointer(&m.FxDeviceCharacteristics)) = xDeviceCharacteristics
 	*(*func(*libc.TLS, uintptr, int32, int32, int32, uintptr) int32)(unsafe.Pointer(&m.FxShmMap)) = xShmMap
 	*(*func(*libc.TLS, uintptr, int32, int32, int32) int32)(unsafe.Pointer(&m.FxShmLock)) = xShmLock
-	*(*func(*libc.TLS, uintptr)) (unsafe.Pointer(&m.FxShmBarrier)) = xShmBarrier
+	*(*func(*libc.TLS, uintptr))(unsafe.Pointer(&m.FxShmBarrier)) = xShmBarrier
 	*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&m.FxShmUnmap)) = xShmUnmap
 }
 

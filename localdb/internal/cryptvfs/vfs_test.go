@@ -30,7 +30,7 @@ func openTest(t testing.TB, path string, key []byte, create bool) (*VFS, *sql.DB
 			t.Fatal(err)
 		}
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?vfs="+v.Name()+"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
+	db, err := sql.Open("sqlite", uri(path)+"?vfs="+v.Name()+"&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestFlippedBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db, _ := sql.Open("sqlite", "file:"+path+"?vfs="+v.Name())
+		db, _ := sql.Open("sqlite", uri(path)+"?vfs="+v.Name())
 		var s string
 		err = db.QueryRow("SELECT group_concat(length(v)) FROM t").Scan(&s)
 		if err == nil {
