@@ -301,6 +301,9 @@ func verifyBatches(path string) (int, error) {
 func integrityCheck(path string) error {
 	if key := localdbtest.Key(); key != nil {
 		db, err := localdb.Open(path, &localdb.Options{Key: key, NoCreate: true})
+		if errors.Is(err, localdb.ErrNoStore) {
+			return nil // killed before the store was made: an empty file
+		}
 		if err != nil {
 			return err
 		}

@@ -77,6 +77,10 @@ func (f *file) openDBPage(tls *libc.TLS, b []byte, rc int32, off int64) int32 {
 // Reserve bytes per page (a file that Create did not make).
 var ErrNoReserve = errors.New("cryptvfs: the database has no reserved bytes for the encryption")
 
+// ErrReserveUsed: SQLite wrote a WAL page whose reserved bytes are not
+// zero, which the encryption cannot give back as they were.
+var ErrReserveUsed = errors.New("cryptvfs: a page's reserved bytes are in use")
+
 // fits reports whether page 1's plaintext declares our page size and
 // room for the tag and nonce.
 func fits(p1 []byte, ps int) bool {
@@ -265,6 +269,12 @@ func (f *file) writeWAL(tls *libc.TLS, buf uintptr, n int, off int64) int32 {
 	k, rc := f.main.keyForWrite(tls)
 	if rc != sqlite3.SQLITE_OK {
 		return rc
+	}
+	if !isZero(mem(buf, ps)[ps-Reserve:]) {
+		// Its checksum would not survive the round trip (see open): fail
+		// the commit rather than lose it to the next recovery.
+		f.v.fail(ErrReserveUsed, "a page in its WAL")
+		return sqlite3.SQLITE_IOERR_WRITE
 	}
 	k.seal(mem(f.scratch, ps), mem(buf, ps), 0, kindWAL, off)
 	return f.uwrite(tls, f.scratch, ps, off)

@@ -142,8 +142,14 @@ func (k *pageKey) seal(dst, p []byte, start int, kind byte, pos int64) {
 }
 
 // open decrypts the page buf in place: buf[start:ps-Reserve] becomes the
-// plaintext. It fails when the page was not sealed by this key at this
-// place, or was changed since.
+// plaintext, and the reserved bytes zeros. It fails when the page was not
+// sealed by this key at this place, or was changed since.
+//
+// The zeros matter: SQLite's WAL frame checksums cover the whole page,
+// reserved bytes included, and recovery after a crash drops every frame
+// from the first whose checksum fails. SQLite never writes the reserved
+// bytes of a page, so a page read as zeros there is written back with
+// zeros, checksummed over zeros, and read back (here) as zeros.
 func (k *pageKey) open(buf []byte, start int, kind byte, pos int64) error {
 	ps := len(buf)
 	var nonce [nonceSize]byte
@@ -152,6 +158,7 @@ func (k *pageKey) open(buf []byte, start int, kind byte, pos int64) error {
 	if _, err := k.aead.Open(buf[start:start], nonce[:], buf[start:ps-nonceSize], ad[:]); err != nil {
 		return fmt.Errorf("cryptvfs: %w", err)
 	}
+	clear(buf[ps-Reserve:])
 	return nil
 }
 
