@@ -30,7 +30,6 @@ type file struct {
 	name  uintptr // fileDB: its name's address, the key of VFS.mains
 	main  *file   // fileWAL, fileJournal: the database they belong to
 	key   *pageKey
-	plain bool // fileDB: the file on disk is a plain SQLite database
 
 	scratch uintptr // C memory, cap bytes
 	cap     int
