@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"modernc.org/sqlite"
@@ -204,4 +207,29 @@ func (db *DB) IntegrityCheck(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, err
+}
+
+// SideFileDSN readies path, a SQLite file beside the store that holds data
+// derived from its documents (a view index), and returns the parameters
+// its DSN must add: for an encrypted store the file is made encrypted
+// with the store's key when it is missing or empty, and read through the
+// store's VFS ("&vfs=..."); for a plain store, "". A connection to it must
+// be closed before the store is.
+func (db *DB) SideFileDSN(path string) (string, error) {
+	if db.vfs == nil {
+		return "", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err != nil || st.Size() == 0 {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", err
+		}
+		if err := db.vfs.Create(path, "PRAGMA journal_mode = WAL"); err != nil {
+			return "", fmt.Errorf("make %s: %w", path, err)
+		}
+	}
+	return "&vfs=" + db.vfs.Name(), nil
 }
