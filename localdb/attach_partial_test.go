@@ -75,7 +75,7 @@ func reopen(t *testing.T, db *localdb.DB, path string) *localdb.DB {
 
 func partials(t *testing.T, path string) int {
 	t.Helper()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func TestRefusedUploadLeavesNoChunks(t *testing.T) {
 	if err == nil {
 		t.Fatal("a failing body was accepted")
 	}
-	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	raw, err := sql.Open("sqlite", localdb.RawDSN("file:"+path+"?mode=ro"))
 	if err != nil {
 		t.Fatal(err)
 	}

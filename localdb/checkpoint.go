@@ -66,7 +66,7 @@ type checkpointer struct {
 // startCheckpointer opens the checkpointer's connection and starts its
 // loop; stopCheckpointer ends both.
 func (db *DB) startCheckpointer() error {
-	conn, err := sql.Open("sqlite", dsn(db.path, "&_pragma=cache_size(-256)"))
+	conn, err := sql.Open("sqlite", dsn(db.path, db.vfsParam()+"&_pragma=cache_size(-256)"))
 	if err != nil {
 		return fmt.Errorf("open checkpointer: %w", err)
 	}

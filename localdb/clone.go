@@ -23,7 +23,12 @@ import (
 // consistent snapshot (SQLite's VACUUM INTO), taken without stopping
 // writers. A missing src is ErrNotFound; an existing dst is ErrFileExists.
 // dst appears whole or not at all.
-func Clone(ctx context.Context, src, dst string) error {
+func Clone(ctx context.Context, src, dst string) error { return CloneKey(ctx, src, dst, nil) }
+
+// CloneKey is Clone for an encrypted store: key is src's (Options.Key),
+// and the clone is encrypted with it too. A nil key clones a plain store;
+// an encrypted src then is ErrNeedKey.
+func CloneKey(ctx context.Context, src, dst string, key []byte) error {
 	if _, err := os.Stat(src); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return couchdoc.Errorf(couchdoc.ErrNotFound, "no store at %s", src)
@@ -36,16 +41,26 @@ func Clone(ctx context.Context, src, dst string) error {
 	tmp := dst + ".clone-tmp"
 	os.Remove(tmp)
 	defer os.Remove(tmp)
-	s, err := sql.Open("sqlite", dsn(src, ""))
+	v, err := openVFS(src, true, &Options{Key: key})
+	if err != nil {
+		return fmt.Errorf("clone: %w", err)
+	}
+	vp, into := "", tmp
+	if v != nil {
+		defer v.Close()
+		vp = "&vfs=" + v.Name()
+		into = fileURI(tmp) + "?vfs=" + v.Name()
+	}
+	s, err := sql.Open("sqlite", dsn(src, vp))
 	if err != nil {
 		return fmt.Errorf("clone: open %s: %w", src, err)
 	}
-	_, err = s.ExecContext(ctx, "VACUUM INTO ?", tmp)
+	_, err = s.ExecContext(ctx, "VACUUM INTO ?", into)
 	s.Close()
 	if err != nil {
 		return fmt.Errorf("clone: copy %s: %w", src, err)
 	}
-	if err := reidentify(ctx, tmp); err != nil {
+	if err := reidentify(ctx, tmp, vp); err != nil {
 		return fmt.Errorf("clone: %w", err)
 	}
 	if _, err := os.Stat(dst); err == nil {
@@ -59,8 +74,8 @@ func Clone(ctx context.Context, src, dst string) error {
 
 // reidentify gives the copy at path a new UUID and puts the old one first
 // in its list of seeds.
-func reidentify(ctx context.Context, path string) error {
-	c, err := sql.Open("sqlite", dsn(path, "&_txlock=immediate"))
+func reidentify(ctx context.Context, path, vp string) error {
+	c, err := sql.Open("sqlite", dsn(path, vp+"&_txlock=immediate"))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // the SQLite driver
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/localdb/internal/cryptvfs"
 	"github.com/settee/settee/localdb/internal/indexstore"
 )
 
@@ -72,14 +73,20 @@ type DB struct {
 
 	ckpt *checkpointer // background WAL checkpoints (checkpoint.go)
 
+	vfs *cryptvfs.VFS // an encrypted store's VFS (crypt.go); nil when plain
+
 	pendingMemo pendingMemo // PendingChanges' last answers
 
 	listen listeners // AddChangeListener's (changes_listeners.go)
 }
 
 func dsn(path string, extra string) string {
-	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	return "file:" + p + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)" + extra
+	return fileURI(path) + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)" + extra
+}
+
+// fileURI is path as a file: URI, without parameters.
+func fileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
 // Open opens the Settee store at path, creating it (with a new UUID) if
@@ -108,11 +115,28 @@ func openDB(path string, opts *Options) (*DB, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	if _, err := checkPath(path, opts.NoCreate); err != nil {
+	exists, err := checkPath(path, opts.NoCreate)
+	if err != nil {
 		return nil, err
 	}
 	if opts.Watch < WatchNotify || opts.Watch > WatchLocal {
 		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "localdb: unknown watch mode %d", opts.Watch)
+	}
+	vfs, err := openVFS(path, exists, opts)
+	if err != nil {
+		return nil, err
+	}
+	db, err := openSQL(path, opts, vfs)
+	if err != nil && vfs != nil {
+		vfs.Close()
+	}
+	return db, err
+}
+
+func openSQL(path string, opts *Options, vfs *cryptvfs.VFS) (*DB, error) {
+	vp := ""
+	if vfs != nil {
+		vp = "&vfs=" + vfs.Name()
 	}
 	readConns := opts.ReadConns
 	if readConns <= 0 {
@@ -124,7 +148,7 @@ func openDB(path string, opts *Options) (*DB, error) {
 	// SQLite otherwise spills to a temporary file past 64 KB (two pwrites
 	// per page saved; BenchmarkReplicatedAttachments shows the cost). The
 	// writer runs no query that needs a large temporary table.
-	w, err := sqlx.Open("sqlite", dsn(path, fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-%d)", walLimitBytes, writerCacheKiB)))
+	w, err := sqlx.Open("sqlite", dsn(path, vp+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)&_pragma=temp_store(MEMORY)&_pragma=cache_size(-%d)", walLimitBytes, writerCacheKiB)))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -134,13 +158,15 @@ func openDB(path string, opts *Options) (*DB, error) {
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, writer: w, stmts: make(map[string]*sql.Stmt), notify: make(chan struct{}),
 		closing: make(chan struct{}), staging: make(map[string]bool), kick: make(chan struct{}, 1),
-		wake: make(chan struct{}, 1), idle: make(chan struct{}, 1), key: fileKey(path), watchMode: opts.Watch, pollInterval: opts.PollInterval}
+		wake: make(chan struct{}, 1), idle: make(chan struct{}, 1), key: fileKey(path), watchMode: opts.Watch, pollInterval: opts.PollInterval,
+		vfs: vfs}
 	if db.pollInterval <= 0 {
 		db.pollInterval = DefaultPollInterval
 	}
 	ctx := context.Background()
 	if err := db.init(ctx, opts); err != nil {
 		w.Close()
+		err = db.authErr(err)
 		var oe *OpenError
 		if errors.As(err, &oe) {
 			return nil, err
@@ -148,7 +174,7 @@ func openDB(path string, opts *Options) (*DB, error) {
 		return nil, &OpenError{path, err.Error(), err}
 	}
 	// The watcher's connection opens on first use (a followed feed).
-	wc, err := sql.Open("sqlite", dsn(path, "&_pragma=query_only(1)"))
+	wc, err := sql.Open("sqlite", dsn(path, vp+"&_pragma=query_only(1)"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -158,8 +184,12 @@ func openDB(path string, opts *Options) (*DB, error) {
 	wc.SetConnMaxLifetime(0)
 	wc.SetConnMaxIdleTime(0)
 	db.watcher = wc
-	if db.reads, err = openReadPool(ctx, path, readConns, ""); err == nil {
-		db.queries, err = openReadPool(ctx, path, readConns, fmt.Sprintf("&_pragma=mmap_size(%d)", queryMmapSize()))
+	if db.reads, err = openReadPool(ctx, path, readConns, vp); err == nil {
+		db.reads.wrap = db.authErr
+		db.queries, err = openReadPool(ctx, path, readConns, vp+fmt.Sprintf("&_pragma=mmap_size(%d)", queryMmapSize()))
+	}
+	if err == nil {
+		db.queries.wrap = db.authErr
 	}
 	if err != nil {
 		db.reads.close()
@@ -384,6 +414,9 @@ func (db *DB) Close() error {
 	db.wmu.Unlock()
 	errs = append(errs, db.stopCheckpointer())
 	errs = append(errs, db.reads.close(), db.queries.close(), db.watcher.Close(), db.writer.Close())
+	if db.vfs != nil {
+		errs = append(errs, db.vfs.Close())
+	}
 	if db.openKey != "" {
 		noteOpen(db.openKey, -1)
 	}

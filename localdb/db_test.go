@@ -62,7 +62,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestMigrateFromV1(t *testing.T) {
 	r := put(t, db, "b", "", `{}`)
 	db.Delete(bg, "b", r)
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"modernc.org/sqlite"
+
+	"github.com/settee/settee/localdb/internal/cryptvfs"
 )
 
 // sqliteNotADB is SQLITE_NOTADB: the file is not a SQLite database.
@@ -99,6 +101,9 @@ func checkOwner(ctx context.Context, c *sql.DB, path string, noCreate bool) (fre
 	if err != nil {
 		var se *sqlite.Error
 		if errors.As(err, &se) && se.Code()&0xff == sqliteNotADB {
+			if h, _ := readHeader(path); cryptvfs.IsEncrypted(h) {
+				return false, &OpenError{path, "is encrypted: open it with its key", ErrNeedKey}
+			}
 			return false, &OpenError{path, "is not a SQLite database", ErrNotStore}
 		}
 		return false, &OpenError{path, "cannot read it: " + err.Error(), err}

@@ -30,7 +30,7 @@ func fileState(t testing.TB, path string) string {
 
 func rawExec(t testing.TB, path string, stmts ...string) {
 	t.Helper()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func rawExec(t testing.TB, path string, stmts ...string) {
 
 func appID(t testing.TB, path string) int {
 	t.Helper()
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

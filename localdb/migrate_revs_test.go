@@ -32,7 +32,7 @@ func TestUpgradeCanonicalRevs(t *testing.T) {
 	db.Close()
 
 	// Make it what the old code wrote.
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

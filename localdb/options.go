@@ -24,6 +24,13 @@ type Options struct {
 	// DefaultPollInterval.
 	Watch        WatchMode
 	PollInterval time.Duration
+	// Key, when set (KeySize random bytes the app keeps in a keystore),
+	// encrypts the store at rest: every page of the file, its WAL and its
+	// journals is sealed with it (AES-256-GCM), and the file shows no
+	// SQLite header. Open makes a new store encrypted; an existing one
+	// must have been made with the same key (ErrWrongKey), and a key for
+	// a plain store is ErrPlainStore. The key is never written anywhere.
+	Key []byte
 }
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.

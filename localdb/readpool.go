@@ -22,6 +22,7 @@ type readPool struct {
 	conns  *sqlx.DB
 	stmts  map[string]*sql.Stmt // readQueries
 	shapes stmtCache            // index scans' statements
+	wrap   func(error) error    // DB.authErr
 }
 
 // queryMmapSize bounds the queries pool's mapping. It should cover the
@@ -76,5 +77,9 @@ func (p *readPool) tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer tx.Rollback()
-	return fn(tx)
+	err = fn(tx)
+	if p.wrap != nil {
+		err = p.wrap(err)
+	}
+	return err
 }

@@ -61,7 +61,7 @@ func Exists(ctx context.Context, path string) (bool, error) {
 		return false, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer c.Close()
-	if _, err := checkOwner(ctx, c, path, true); err != nil && !errors.Is(err, ErrNewerStore) {
+	if _, err := checkOwner(ctx, c, path, true); err != nil && !errors.Is(err, ErrNewerStore) && !errors.Is(err, ErrNeedKey) {
 		if errors.Is(err, ErrNoStore) {
 			return false, nil
 		}

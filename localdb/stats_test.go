@@ -101,7 +101,7 @@ func TestOldFileGetsAutoVacuum(t *testing.T) {
 	put(t, db, "a", "", `{}`)
 	db.Close()
 	// Make it a file of an older Settee: no auto_vacuum, schema version 2.
-	raw, err := sql.Open("sqlite", path)
+	raw, err := sql.Open("sqlite", localdb.RawDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestOldFileGetsAutoVacuum(t *testing.T) {
 	if err := db.CheckInvariants(bg); err != nil {
 		t.Error(err)
 	}
-	raw, _ = sql.Open("sqlite", path)
+	raw, _ = sql.Open("sqlite", localdb.RawDSN(path))
 	defer raw.Close()
 	if av := autoVacuum(t, raw); av != 2 {
 		t.Errorf("auto_vacuum %d after open, want 2 (incremental)", av)

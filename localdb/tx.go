@@ -54,6 +54,10 @@ func (w *wtx) addPart(p txPart) { w.parts = append(w.parts, p) }
 // update runs fn in one write transaction; fn's error rolls it back.
 // Callers are inside enter/leave.
 func (db *DB) update(ctx context.Context, fn func(w *wtx) error) error {
+	return db.authErr(db.updateIn(ctx, fn))
+}
+
+func (db *DB) updateIn(ctx context.Context, fn func(w *wtx) error) error {
 	db.wmu.Lock()
 	defer db.wmu.Unlock()
 	tx, err := db.writer.BeginTx(ctx, nil)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 )
 
 // TestCrashRecovery kills a writing child process with SIGKILL at random
@@ -155,7 +156,7 @@ func verifyCrashDB(t *testing.T, path string) (batches, progress int, err error)
 	if err != nil {
 		return 0, 0, err
 	}
-	db, err := localdb.Open(path, nil)
+	db, err := localdb.Open(path, localdbtest.Options(nil))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -185,7 +186,7 @@ func verifyBatches(path string) (int, error) {
 		if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_READONLY {
 			return 0, err
 		}
-		db, oerr := localdb.Open(path, nil)
+		db, oerr := localdb.Open(path, localdbtest.Options(nil))
 		if oerr != nil {
 			return 0, fmt.Errorf("open after the kill (%v): %w", err, oerr)
 		}
@@ -197,7 +198,7 @@ func verifyBatches(path string) (int, error) {
 		}
 	}
 	ctx := context.Background()
-	db, err := localdb.Open(path, nil)
+	db, err := localdb.Open(path, localdbtest.Options(nil))
 	if err != nil {
 		return 0, fmt.Errorf("open after the kill: %w", err)
 	}
@@ -294,8 +295,25 @@ func verifyBatches(path string) (int, error) {
 	return n, nil
 }
 
-// integrityCheck runs PRAGMA integrity_check on a read-only connection.
+// integrityCheck runs PRAGMA integrity_check on a read-only connection;
+// on an encrypted store (SETTEE_TEST_ENCRYPT=1), through the store, whose
+// writer first recovers the file.
 func integrityCheck(path string) error {
+	if key := localdbtest.Key(); key != nil {
+		db, err := localdb.Open(path, &localdb.Options{Key: key, NoCreate: true})
+		if errors.Is(err, localdb.ErrNoStore) {
+			return nil // killed before the store was made: an empty file
+		}
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		res, err := db.IntegrityCheck(context.Background())
+		if err == nil && (len(res) != 1 || res[0] != "ok") {
+			err = fmt.Errorf("integrity_check: %v", res)
+		}
+		return err
+	}
 	conn, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/localdb/query"
 )
 
@@ -122,7 +123,7 @@ func crashChild(path string) int {
 		return 2
 	}
 	ctx := context.Background()
-	db, err := localdb.Open(path, nil)
+	db, err := localdb.Open(path, localdbtest.Options(nil))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "crash child: open:", err)
 		return 2

@@ -4,12 +4,43 @@ package localdbtest
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/settee/settee/localdb"
 )
+
+// Encrypted reports whether the tests run on encrypted stores
+// (SETTEE_TEST_ENCRYPT=1, a second pass of scripts/test).
+func Encrypted() bool { return os.Getenv("SETTEE_TEST_ENCRYPT") == "1" }
+
+// Key is the key of the suite's encrypted stores: nil unless Encrypted.
+// It is the same in every process, so a test's child processes open the
+// stores it made.
+func Key() []byte {
+	if !Encrypted() {
+		return nil
+	}
+	k := sha256.Sum256([]byte("settee test key"))
+	return k[:]
+}
+
+// Options returns opts (or new options) with Key set when the tests run
+// on encrypted stores and opts gives no key.
+func Options(opts *localdb.Options) *localdb.Options {
+	if !Encrypted() || (opts != nil && opts.Key != nil) {
+		return opts
+	}
+	o := localdb.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Key = Key()
+	return &o
+}
 
 // Open opens a new database in t.TempDir(). On cleanup it runs
 // CheckInvariants (failing the test if they break) and closes it.
@@ -28,7 +59,7 @@ func OpenWith(t testing.TB, opts *localdb.Options) *localdb.DB {
 // name.db and the cleanup's failures name the store.
 func OpenNamed(t testing.TB, name string, opts *localdb.Options) *localdb.DB {
 	t.Helper()
-	db, err := localdb.Open(filepath.Join(t.TempDir(), name+".db"), opts)
+	db, err := localdb.Open(filepath.Join(t.TempDir(), name+".db"), Options(opts))
 	if err != nil {
 		t.Fatalf("localdbtest: open %s: %v", name, err)
 	}

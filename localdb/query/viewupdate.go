@@ -44,7 +44,12 @@ func poolFor(db *localdb.DB, ddocID string) *jsfunc.Pool {
 
 // openView opens the view file of dv.
 func openView(ctx context.Context, db *localdb.DB, dv *designViews) (*viewstore.File, func(), error) {
-	f, err := viewstore.Open(ctx, filepath.Join(ViewDir(db.Path()), dv.Sig+".view"), dv.Sig)
+	path := filepath.Join(ViewDir(db.Path()), dv.Sig+".view")
+	params, err := db.SideFileDSN(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open view index: %w", err)
+	}
+	f, err := viewstore.Open(ctx, path, dv.Sig, params)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open view index: %w", err)
 	}

@@ -37,12 +37,14 @@ type File struct {
 
 // Open opens (creating it when missing) the view file of signature sig at
 // path; ErrOtherSignature when the file belongs to another signature.
-func Open(ctx context.Context, path, sig string) (*File, error) {
+// params are added to its DSN (an encrypted store's VFS: see
+// localdb.DB.SideFileDSN).
+func Open(ctx context.Context, path, sig, params string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("view directory: %w", err)
 	}
 	p := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
-	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	db, err := sql.Open("sqlite", "file:"+p+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate"+params)
 	if err != nil {
 		return nil, err
 	}
