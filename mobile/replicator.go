@@ -18,6 +18,10 @@ type ReplicatorConfig struct {
 	URL string
 	// Username and Password for basic authentication.
 	Username, Password string
+	// Session signs in once with Username and Password (POST /_session)
+	// and sends the session cookie instead of the password; an expired
+	// session is renewed, as CouchDB's replicator does.
+	Session bool
 	// Tokens, when set, is asked for a bearer token before requests and
 	// again after a 401 (OAuth/JWT setups); it wins over Username.
 	Tokens TokenProvider
@@ -160,7 +164,7 @@ func NewReplicator(db *Database, config *ReplicatorConfig) (r *Replicator, err e
 		}
 		opts.Selector = json.RawMessage(cfg.Selector)
 	}
-	copts := &couch.Options{Username: cfg.Username, Password: cfg.Password, Observer: logRequest}
+	copts := &couch.Options{Username: cfg.Username, Password: cfg.Password, Session: cfg.Session, Observer: logRequest}
 	if err := decodeJSONField("Headers", cfg.Headers, &copts.Headers); err != nil {
 		return nil, err
 	}

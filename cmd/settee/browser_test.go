@@ -64,6 +64,15 @@ type browserRun struct {
 		}
 	}
 	PageErrors []string
+	// Login is the cookie sign-in of the run that has one: POST /_session
+	// cross-origin, then every request with the cookie alone; after
+	// DELETE /_session the database refuses the page.
+	Login *struct {
+		OK                 bool
+		Name               string
+		CookieOnly         bool
+		RefusedAfterLogout bool
+	}
 }
 
 // TestBrowserPouchDB: a PouchDB 9 page in Debian's headless Chromium uses
@@ -115,11 +124,18 @@ func TestBrowserPouchDB(t *testing.T) {
 	proxied.Handle("/", pages)
 	proxyURL := listen(t, proxied)
 
+	// A hub's user, who signs in with a session cookie and syncs a
+	// database only members may use.
+	sendAuth(t, "PUT", serverURL+"/_users/org.couchdb.user:nurse", `{"name":"nurse","password":"nurse-pw","roles":["ward-staff"],"type":"user"}`, "admin", "browser-secret", 201)
+	sendAuth(t, "PUT", serverURL+"/ward", "", "admin", "browser-secret", 201)
+	sendAuth(t, "PUT", serverURL+"/ward/_security", `{"members":{"roles":["ward-staff"]}}`, "admin", "browser-secret", 200)
+
 	cfg, _ := json.Marshal(map[string]any{
 		"chromium": chromium, "userDataDir": t.TempDir(), "server": serverURL, "user": "admin", "password": "browser-secret",
 		"runs": []map[string]string{
 			{"label": "cross-origin", "page": pageURL + "/", "remote": serverURL + "/webapp", "db": "webapp"},
 			{"label": "reverse-proxy", "page": proxyURL + "/", "remote": proxyURL + "/db/proxied", "db": "proxied"},
+			{"label": "cookie-signin", "page": pageURL + "/", "remote": serverURL + "/ward", "db": "ward", "login": "nurse:nurse-pw"},
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Second)
@@ -145,16 +161,19 @@ func TestBrowserPouchDB(t *testing.T) {
 		runs++
 		checkBrowserRun(t, r)
 	}
-	if runs != 2 {
-		t.Fatalf("%d runs reported, want 2; stderr: %s", runs, stderr.String())
+	if runs != 3 {
+		t.Fatalf("%d runs reported, want 3; stderr: %s", runs, stderr.String())
 	}
-	if got := strings.TrimSpace(getBodyAuth(t, serverURL+"/_all_dbs", "admin", "browser-secret")); got != `["proxied","webapp"]` {
+	if got := strings.TrimSpace(getBodyAuth(t, serverURL+"/_all_dbs", "admin", "browser-secret")); got != `["_users","proxied","ward","webapp"]` {
 		t.Errorf("_all_dbs = %s", got)
 	}
 }
 
 func checkBrowserRun(t *testing.T, r browserRun) {
 	t.Helper()
+	if r.Login != nil && (!r.Login.OK || r.Login.Name != "nurse" || !r.Login.CookieOnly || !r.Login.RefusedAfterLogout) {
+		t.Errorf("%s: cookie sign-in %+v", r.Label, *r.Login)
+	}
 	t.Logf("%s: push %d docs in %d ms, pull in %d ms, live write seen after %d ms", r.Label, r.PushPull.Pushed, r.PushPull.PushMs, r.PushPull.PullMs, r.Live.Ms)
 	p := r.PushPull
 	if !p.PushOK || !p.PullOK || p.Pushed != 100 || p.Pulled != 100 || p.Count != 100 || p.Attachments != 134 || !p.Same || !p.SameAsRemote {
@@ -207,4 +226,22 @@ func getBodyAuth(t *testing.T, u, user, pass string) string {
 	var b bytes.Buffer
 	b.ReadFrom(res.Body)
 	return b.String()
+}
+
+// sendAuth sends a request as user and fails the test on another status.
+func sendAuth(t *testing.T, method, u, body, user, pass string, want int) {
+	t.Helper()
+	req, _ := http.NewRequest(method, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(user, pass)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != want {
+		var b bytes.Buffer
+		b.ReadFrom(res.Body)
+		t.Fatalf("%s %s: %d %s, want %d", method, u, res.StatusCode, b.String(), want)
+	}
 }

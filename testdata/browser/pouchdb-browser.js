@@ -28,15 +28,40 @@ async function serverFetch(cfg, method, path, body) {
   return json;
 }
 
-// In the page: a fresh pair of browser databases and the remote.
-async function setup({ remote, user, password, name }) {
-  const auth = { username: user, password };
+// In the page: a fresh pair of browser databases and the remote. With
+// login ("name:password"), the page signs in with POST /_session on the
+// server's origin and reaches the remote with that cookie alone.
+async function setup({ remote, user, password, name, login }) {
+  let opts = { auth: { username: user, password } };
+  let session = null;
+  if (login) {
+    const [n, p] = login.split(':');
+    const origin = new URL(remote).origin;
+    const res = await fetch(origin + '/_session', {
+      method: 'POST', credentials: 'include',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ name: n, password: p }),
+    });
+    const body = await res.json();
+    session = { ok: res.ok && body.ok === true, name: body.name };
+    const who = await (await fetch(origin + '/_session', { credentials: 'include' })).json();
+    session.cookieOnly = who.userCtx && who.userCtx.name === n && who.info.authenticated === 'cookie';
+    opts = { fetch: (url, o) => { o.credentials = 'include'; return PouchDB.fetch(url, o); } };
+  }
   window.t = {
     a: new PouchDB(name + '-a'),
     b: new PouchDB(name + '-b'),
-    remote: new PouchDB(remote, { auth }),
+    remote: new PouchDB(remote, opts),
   };
-  return true;
+  return session;
+}
+
+// In the page: sign out, then try the remote with the cleared cookie.
+async function logout({ remote }) {
+  const origin = new URL(remote).origin;
+  await fetch(origin + '/_session', { method: 'DELETE', credentials: 'include' });
+  const res = await fetch(remote, { credentials: 'include', headers: { Accept: 'application/json' } });
+  return res.status === 401;
 }
 
 // In the page: N documents with Blob attachments, pushed; then pulled into b.
@@ -149,7 +174,7 @@ async function run(ctx, cfg, r) {
   page.on('pageerror', (e) => consoleErrors.push(String(e)));
   await page.goto(r.page);
   const name = 'settee-' + r.label;
-  await ev(page, setup, { remote: r.remote, user: cfg.user, password: cfg.password, name });
+  const session = await ev(page, setup, { remote: r.remote, user: cfg.user, password: cfg.password, name, login: r.login });
   out.pushPull = await ev(page, pushPull, { n: N });
 
   // A server-side write reaches the page live.
@@ -173,6 +198,10 @@ async function run(ctx, cfg, r) {
   const ended = await ev(page, resolve, { id });
   const serverAfter = await serverFetch(cfg, 'GET', dbPath + '/' + id + '?conflicts=true');
   out.resolved = { browser: ended, server: { rev: serverAfter._rev, conflicts: serverAfter._conflicts || [] } };
+  if (r.login) {
+    out.login = { ok: session.ok, name: session.name, cookieOnly: session.cookieOnly };
+    out.login.refusedAfterLogout = await ev(page, logout, { remote: r.remote });
+  }
   out.pageErrors = consoleErrors;
   await page.close();
   return out;
