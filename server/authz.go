@@ -66,11 +66,32 @@ func notDBAdmin(u access.UserCtx) error {
 
 // security returns a database's security object: as stored, or the
 // server's default for a database that never had one (a store made
-// outside the server). _users is always admin-only.
+// outside the server). _users is always admin-only. Objects are cached
+// per open database: the server is the only writer of security objects
+// (setSecurity and database creation forget the cached one).
 func (s *Server) security(ctx context.Context, name string, db *localdb.DB) (*access.Security, error) {
 	if name == access.UsersDB {
 		return access.AdminOnly, nil
 	}
+	if sec, ok := s.secCache.Load(db); ok {
+		return sec.(*access.Security), nil
+	}
+	sec, err := s.readSecurity(ctx, db)
+	if err == nil {
+		s.secCache.Store(db, sec)
+	}
+	return sec, err
+}
+
+// setSecurity stores a database's security object.
+func (s *Server) setSecurity(ctx context.Context, db *localdb.DB, sec *access.Security) error {
+	s.secCache.Delete(db)
+	err := db.SetSecurity(ctx, sec.Raw)
+	s.secCache.Delete(db)
+	return err
+}
+
+func (s *Server) readSecurity(ctx context.Context, db *localdb.DB) (*access.Security, error) {
 	raw, err := db.Security(ctx)
 	if err != nil {
 		return nil, err
@@ -124,7 +145,7 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 	}
 	if c.rt.db == access.UsersDB {
 		old := replacedDoc(r, db, doc, newEdits)
-		return access.PrepareUserDoc(doc, old, c.auth.User, c.sec, s.cfg.PasswordIterations)
+		return access.PrepareUserDoc(doc, old, c.auth.User, access.AdminOnly, s.cfg.PasswordIterations)
 	}
 	return nil
 }

@@ -12,6 +12,12 @@ import (
 func (s *Server) serveSecurity(w http.ResponseWriter, r *http.Request, c *call) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
+		sec, err := s.security(r.Context(), c.rt.db, c.db)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c.sec = sec
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "must-revalidate")
 		w.WriteHeader(http.StatusOK)
@@ -34,7 +40,7 @@ func (s *Server) serveSecurity(w http.ResponseWriter, r *http.Request, c *call) 
 			s.writeError(w, r, err)
 			return
 		}
-		if err := c.db.SetSecurity(r.Context(), sec.Raw); err != nil {
+		if err := s.setSecurity(r.Context(), c.db, sec); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

@@ -120,6 +120,8 @@ type Server struct {
 	start  string
 
 	auth *access.Authenticator
+	// secCache holds the security object of each open *localdb.DB.
+	secCache sync.Map
 
 	tlsCert  *tls.Certificate // loaded by Open
 	uuidOnce sync.Once

@@ -71,6 +71,7 @@ func (s *Server) createDBWith(ctx context.Context, name string, sec *access.Secu
 	if err != nil {
 		return err
 	}
+	s.secCache.Delete(db)
 	return db.InitSecurity(ctx, sec.Raw)
 }
 
