@@ -147,7 +147,7 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 		old := replacedDoc(r, db, doc, newEdits)
 		return access.PrepareUserDoc(doc, old, c.auth.User, access.AdminOnly, s.cfg.PasswordIterations)
 	}
-	return nil
+	return checkWrite(r.Context(), db, doc, newEdits)
 }
 
 // replacedDoc is the revision a write replaces: with new_edits, the one

@@ -179,8 +179,9 @@ func docResult(id, rev string, err error) couchdoc.DocResult {
 	if err == nil {
 		return couchdoc.DocResult{ID: id, Rev: rev, OK: true}
 	}
+	// A refused replicated document names its rev, as CouchDB's does.
 	ce := toCouchError(err)
-	return couchdoc.DocResult{ID: id, Error: ce.Name, Reason: ce.Reason}
+	return couchdoc.DocResult{ID: id, Rev: rev, Error: ce.Name, Reason: ce.Reason}
 }
 
 // serveRevsDiff is POST /{db}/_revs_diff.

@@ -37,8 +37,8 @@ var couchDBDifferenceReasons = map[string][]string{
 	"No _shards: a store is one file, not shards on nodes.": {
 		"couchdb35-extra/auth#368", "couchdb35-extra/auth#412", "couchdb35-extra/auth#456", "couchdb35-extra/auth#500", "couchdb35-extra/auth#544", "couchdb35-extra/auth#697",
 	},
-	"JavaScript runs for views only: shows, lists, updates, JavaScript filter functions (filter=ddoc/name and filter=_view) are refused with 400 bad_request, validate_doc_update is not run; filters by _doc_ids, _selector and _design work, and a missing design doc, filter, view or function still answers CouchDB's 404. The last three follow from validate_doc_update not refusing two writes.": {
-		"requests#127", "requests#128", "requests#129", "requests#207", "requests#237",
+	"JavaScript runs for views and validate_doc_update only: shows, lists, updates and JavaScript filter functions (filter=ddoc/name and filter=_view) are refused with 400 bad_request; filters by _doc_ids, _selector and _design work, and a missing design doc, filter, view or function still answers CouchDB's 404.": {
+		"requests#127", "requests#128", "requests#129",
 		"requests#268", "requests#269", "requests#271",
 	},
 	"The corpus's users had been created and deleted eight times on that CouchDB before it was recorded, so its user documents are at generation 9 where a fresh server's are at 1.": {

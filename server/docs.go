@@ -322,11 +322,11 @@ func (s *Server) storeDocChecked(r *http.Request, db *localdb.DB, doc *couchdoc.
 			return "", err
 		}
 	}
+	if !newEdits && doc.Rev == "" {
+		return "", badRequest("new_edits=false needs a _rev")
+	}
 	if newEdits {
 		return db.Put(ctx, doc)
-	}
-	if doc.Rev == "" {
-		return "", badRequest("new_edits=false needs a _rev")
 	}
 	res, err := db.BulkDocs(ctx, []*couchdoc.Doc{doc}, false)
 	if err != nil {

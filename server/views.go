@@ -46,6 +46,10 @@ func (s *Server) serveView(w http.ResponseWriter, r *http.Request, db *localdb.D
 			s.writeError(w, r, badRequest("Request body must be a JSON object"))
 			return
 		}
+		if k, ok := body["keys"]; ok && (len(k) == 0 || k[0] != '[') {
+			s.writeError(w, r, badRequest("`keys` member must be an array."))
+			return
+		}
 	}
 	if rest == "queries" {
 		s.serveViewQueries(w, r, db, ddoc, view, body)

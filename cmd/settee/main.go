@@ -5,19 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// After the first Ctrl-C (which stops cleanly), a second one kills.
-		<-ctx.Done()
-		stop()
-	}()
+	ctx := notifySignals()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
 	os.Exit(report(os.Stderr, err))
 }
 

@@ -379,7 +379,8 @@ func (p *progress) end(remote string, wire couch.Stats, err error) {
 	if err != nil {
 		j.Error = oneLine(scrub(err.Error()))
 	}
-	_ = writeLine(p.w, j)
+	// A Ctrl-C from now on exits with the code this event tells.
+	tellExit(j.ExitCode, func() { _ = writeLine(p.w, j) })
 }
 
 // wireSummary formats what crossed the wire.

@@ -4,9 +4,14 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/settee/settee/internal/testpeer"
+	"github.com/settee/settee/internal/testutil"
 )
 
 // TestMalformedJSONArgs: every command that takes a JSON argument refuses
@@ -166,6 +171,45 @@ func TestHelpTexts(t *testing.T) {
 	for _, line := range strings.Split(demo, "\n") {
 		if i := strings.Index(line, "["); i >= 0 && !strings.HasPrefix(line[i:], `["`) {
 			t.Errorf("the demo prints a list that is not JSON: %q", line)
+		}
+	}
+}
+
+// TestDoubleInterruptOneTruth: an offline sync --continuous --json given
+// two SIGINTs at once (as timeout sends them: to the command, then to its
+// process group) exits with the code its end event tells, or 130 with no
+// end event; never one code in the event and another in the exit.
+func TestDoubleInterruptOneTruth(t *testing.T) {
+	down := fmt.Sprintf("http://127.0.0.1:%d/x", testpeer.FreePort(t))
+	for i := range 12 { // the race is narrow: several tries
+		cmd := exec.Command(settee, "sync", "--continuous", "--json", filepath.Join(t.TempDir(), "l.db"), down)
+		cmd.Env = cleanEnv()
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out := &testutil.SyncBuffer{}
+		cmd.Stdout = out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, "the offline state", func() bool { return strings.Contains(out.String(), `"offline"`) })
+		_ = syscall.Kill(cmd.Process.Pid, syscall.SIGINT)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		err := cmd.Wait()
+		code := 0
+		if ee, isExit := err.(*exec.ExitError); isExit {
+			code = ee.ExitCode()
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				code = 128 + int(ws.Signal()) // as a shell says it
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		evs := events(t, out.String())
+		last := evs[len(evs)-1]
+		switch {
+		case last["kind"] == "end" && last["exit_code"] != float64(code):
+			t.Fatalf("run %d: exit %d, but the end event says %v", i, code, last["exit_code"])
+		case last["kind"] != "end" && code != exitInterrupted:
+			t.Fatalf("run %d: exit %d without an end event; last event %v", i, code, last)
 		}
 	}
 }

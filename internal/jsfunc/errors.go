@@ -16,8 +16,9 @@ var (
 	ErrTimeout = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "OS process timed out.", Ref: queryServerRef}
 	// ErrMemory: the runtime ran out of its memory cap.
 	ErrMemory = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "out of memory"}
-	// ErrCompilation: a function's source is not a JavaScript function.
-	ErrCompilation = &couchdoc.Error{Status: http.StatusBadRequest, Name: "compilation_error", Reason: "Expression does not eval to a function."}
+	// ErrCompilation: a stored function's source is not a JavaScript
+	// function (a 500, as CouchDB answers a request that runs it).
+	ErrCompilation = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "compilation_error", Reason: "Expression does not eval to a function."}
 	// ErrClosed: the runtime was closed (after a timeout, an out-of-memory or Close).
 	ErrClosed = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "os_process_error", Reason: "runtime closed"}
 )
@@ -45,7 +46,7 @@ func (t *thrown) err() error {
 		return couchdoc.Errorf(couchdoc.ErrForbidden, "%s", reason)
 	case "unauthorized":
 		return couchdoc.Errorf(couchdoc.ErrUnauthorized, "%s", reason)
-	case "compilation_error", "SyntaxError":
+	case "compilation_error":
 		return couchdoc.Errorf(ErrCompilation, "%s", reason)
 	}
 	return &couchdoc.Error{Status: http.StatusInternalServerError, Name: t.Error, Reason: reason}

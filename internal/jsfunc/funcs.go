@@ -94,3 +94,11 @@ func orNull(b json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// Check compiles a function without running it: nil, or the
+// compilation_error CouchDB gives (its reason the engine's message and
+// the source).
+func (r *Runtime) Check(source string) error {
+	_, err := r.call("__check", source)
+	return err
+}

@@ -61,7 +61,7 @@ func TestMapFunctionForms(t *testing.T) {
 
 func TestMapErrors(t *testing.T) {
 	r := newRuntime(t, nil)
-	for _, src := range []string{"function (doc) {", "42", "function (doc) { require('views/lib/none') }"} {
+	for _, src := range []string{"function (doc) {", "42", "function (doc) { require('views/lib/none') }", "function (doc) { emit(1, 2) }; x +"} {
 		err := r.SetMaps([]string{src}, nil)
 		if src == "function (doc) { require('views/lib/none') }" {
 			// require runs when the function does: the document is skipped.
@@ -74,7 +74,7 @@ func TestMapErrors(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.Is(err, ErrCompilation) || couchdoc.StatusOf(err) != http.StatusBadRequest {
+		if !errors.Is(err, ErrCompilation) || couchdoc.StatusOf(err) != http.StatusInternalServerError {
 			t.Errorf("SetMaps(%q) = %v, want a compilation_error", src, err)
 		}
 	}

@@ -40,21 +40,33 @@ function __thrown(e) {
   return { error: "unnamed_error", reason: String(e) };
 }
 
-// Compiled functions, keyed by their design document's require root and
-// source: a runtime compiles each function once.
+// Compiled functions, keyed by their source: a runtime compiles each
+// function once. A function is the value of the expression its source is,
+// compiled as CouchDB 3.5 compiles it (its syntax errors read the same).
 var __compiled = Object.create(null);
-function __compile(source, libJSON) {
-  var cacheKey = libJSON + "\u0000" + source;
-  var f = __compiled[cacheKey];
+var __f;
+function __compile(source) {
+  var f = __compiled[source];
   if (f !== undefined) return f;
+  var src = String(source).trim().replace(/;+\s*$/, "");
+  try {
+    f = (0, eval)("__f = " + src);
+  } catch (e) {
+    if (e instanceof SyntaxError) throw ["error", "compilation_error", e.name + ": " + e.message + " (" + source + ")"];
+    throw e;
+  }
+  if (typeof f !== "function") throw ["error", "compilation_error", "Expression does not eval to a function. (" + source + ")"];
+  __compiled[source] = f;
+  return f;
+}
+
+// require is what functions call to load CommonJS modules; __useRoot
+// points it at the part of the design document they may load.
+var require;
+function __useRoot(libJSON) {
   var root = JSON.parse(libJSON);
   var modules = Object.create(null);
-  var require = function (name) { return __require(root, modules, "", name); };
-  var src = String(source).trim().replace(/;+\s*$/, "");
-  f = (0, eval)("(function (require) { return (" + src + "\n); })")(require);
-  if (typeof f !== "function") throw ["error", "compilation_error", "Expression does not eval to a function. (" + source + ")"];
-  __compiled[cacheKey] = f;
-  return f;
+  require = function (name) { return __require(root, modules, "", name); };
 }
 
 // __require resolves a CommonJS module path (relative to the requiring
@@ -90,13 +102,18 @@ function __require(root, modules, from, name) {
 function __result(ok) { var r = { ok: ok }; if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
 function __failure(e) { var r = __thrown(e); if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
 
-var __maps = [];
+var __maps = [], __mapRoot = "{}";
+// __check compiles a function and answers whether it compiled.
+function __check(source) {
+  try { __compile(source); return __result(true); } catch (e) { return __failure(e); }
+}
 // __setMaps compiles the map functions later __map calls run.
 function __setMaps(sourcesJSON, libJSON) {
   try {
     var sources = JSON.parse(sourcesJSON);
     __maps = [];
-    for (var i = 0; i < sources.length; i++) __maps.push(__compile(sources[i], libJSON));
+    __mapRoot = libJSON;
+    for (var i = 0; i < sources.length; i++) __maps.push(__compile(sources[i]));
     return __result(true);
   } catch (e) { return __failure(e); }
 }
@@ -106,6 +123,7 @@ function __setMaps(sourcesJSON, libJSON) {
 function __map(docJSON) {
   var out = [];
   try {
+    __useRoot(__mapRoot);
     for (var i = 0; i < __maps.length; i++) {
       var doc = JSON.parse(docJSON);
       __emits = [];
@@ -122,25 +140,46 @@ function __map(docJSON) {
 // __reduce runs one reduce function.
 function __reduce(source, libJSON, keysJSON, valuesJSON, rereduce) {
   try {
-    var f = __compile(source, libJSON);
+    var f = __compile(source);
+    __useRoot(libJSON);
     var r = f(JSON.parse(keysJSON), JSON.parse(valuesJSON), rereduce);
     return __result(r === undefined ? null : r);
   } catch (e) { return __failure(e); }
 }
-// __validate runs validate_doc_update; ok is true when the write may go on.
+// __validate runs validate_doc_update; ok is true when the write may go
+// on. What it throws is answered as CouchDB 3.5 answers it: forbidden and
+// unauthorized as given, a string or another object's first value as
+// unknown_error, an Error by its name with CouchDB's empty reason.
 function __validate(source, ddocJSON, newDocJSON, oldDocJSON, userCtxJSON, secObjJSON) {
+  var f;
+  try {
+    f = __compile(source);
+    __useRoot(ddocJSON);
+  } catch (e) { return __failure(e); }
   try {
     var ddoc = JSON.parse(ddocJSON);
-    var f = __compile(source, ddocJSON);
     f.call(ddoc, JSON.parse(newDocJSON), JSON.parse(oldDocJSON), JSON.parse(userCtxJSON), JSON.parse(secObjJSON));
     return __result(true);
-  } catch (e) { return __failure(e); }
+  } catch (e) {
+    __fatal(e);
+    var r;
+    if (e instanceof Error) r = { error: e.name, reason: "{[]}" };
+    else if (e && typeof e === "object" && !Array.isArray(e)) {
+      if (e.forbidden !== undefined) r = { error: "forbidden", reason: e.forbidden };
+      else if (e.unauthorized !== undefined) r = { error: "unauthorized", reason: e.unauthorized };
+      else { var ks = Object.keys(e); r = { error: "unknown_error", reason: ks.length ? e[ks[0]] : "" }; }
+    } else r = { error: "unknown_error", reason: String(e) };
+    if (__logs.length) r.log = __logs;
+    __logs = [];
+    return JSON.stringify(r);
+  }
 }
 // __filter runs a filter function over documents: one boolean each.
 function __filter(source, ddocJSON, docsJSON, reqJSON) {
   try {
     var ddoc = JSON.parse(ddocJSON);
-    var f = __compile(source, ddocJSON);
+    var f = __compile(source);
+    __useRoot(ddocJSON);
     var docs = JSON.parse(docsJSON), req = JSON.parse(reqJSON), out = [];
     for (var i = 0; i < docs.length; i++) out.push(!!f.call(ddoc, docs[i], req));
     return __result(out);

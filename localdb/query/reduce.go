@@ -3,8 +3,11 @@ package query
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/jsfunc"
@@ -201,6 +204,13 @@ func statsOf(rows []reduceRow) (json.RawMessage, error) {
 				}
 				many[i].add(f)
 			}
+		case string:
+			// CouchDB fails the query, naming the value as Erlang prints a binary.
+			parts := make([]string, len(x))
+			for i := 0; i < len(x); i++ {
+				parts[i] = strconv.Itoa(int(x[i]))
+			}
+			return nil, &couchdoc.Error{Status: http.StatusInternalServerError, Name: "invalid_value", Reason: "non-numeric _stats input: <<" + strings.Join(parts, ",") + ">>", Ref: 270952464}
 		default:
 			return builtinError("The _stats function requires that map values be numbers or arrays of numbers", row.value), nil
 		}
@@ -241,6 +251,10 @@ func (r *reducer) reduceJS(rows []reduceRow) (json.RawMessage, error) {
 		keys.WriteByte(']')
 		values.WriteByte(']')
 		out, err := rt.Reduce(r.src, r.lib, keys.Bytes(), values.Bytes(), false)
+		if thrown(err) {
+			// CouchDB gives a reduce that throws a null reduction.
+			return json.RawMessage("null"), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -253,5 +267,16 @@ func (r *reducer) reduceJS(rows []reduceRow) (json.RawMessage, error) {
 		return parts[0], nil
 	}
 	all, _ := json.Marshal(parts)
-	return rt.Reduce(r.src, r.lib, nil, all, true)
+	out, err := rt.Reduce(r.src, r.lib, nil, all, true)
+	if thrown(err) {
+		return json.RawMessage("null"), nil
+	}
+	return out, err
+}
+
+// thrown reports whether err is a value the function threw, rather than
+// the engine stopping it.
+func thrown(err error) bool {
+	var ce *couchdoc.Error
+	return errors.As(err, &ce) && !errors.Is(err, jsfunc.ErrTimeout) && !errors.Is(err, jsfunc.ErrMemory) && !errors.Is(err, jsfunc.ErrClosed)
 }

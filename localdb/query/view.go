@@ -98,13 +98,14 @@ func View(ctx context.Context, db *localdb.DB, ddoc, view string, o *ViewOptions
 	if reduce {
 		res, err = reduceQuery(ctx, f, vi, &reducer{src: def.Reduce, lib: dv.Lib, pool: poolFor(db, dv.ID)}, o)
 	} else {
-		res, err = mapQuery(ctx, db, f, vi, o)
+		res, err = mapQuery(ctx, db, f, vi, o, def.Reduce == "")
 	}
 	if err != nil {
 		return nil, err
 	}
 	if o.UpdateSeq {
-		seq, err := f.Seq(ctx)
+		// A view's update_seq is the last change to its rows, as CouchDB 3 keeps it.
+		seq, err := f.ViewSeq(ctx, vi)
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +204,9 @@ func ranges(vi int, o *ViewOptions) ([]viewstore.Range, error) {
 }
 
 // mapQuery reads rows.
-func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o *ViewOptions) (*ViewResult, error) {
+// CouchDB leaves total_rows and offset out of a sorted=false answer of a
+// map-only view (mapOnly), not of a reduce view read with reduce=false.
+func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o *ViewOptions, mapOnly bool) (*ViewResult, error) {
 	rs, err := ranges(vi, o)
 	if err != nil {
 		return nil, err
@@ -244,7 +247,7 @@ func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o 
 			offsetOf, offsetSet = r.Start, found
 		}
 	}
-	if o.Sorted {
+	if o.Sorted || !mapOnly {
 		total, err := f.Count(ctx, viewstore.Range{View: vi})
 		if err != nil {
 			return nil, err

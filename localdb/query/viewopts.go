@@ -142,6 +142,8 @@ func ParseViewOptions(m map[string]json.RawMessage) (*ViewOptions, error) {
 			o.Update = "false"
 		case "update_after":
 			o.Update = "lazy"
+		default:
+			return nil, queryParseError("Invalid value for `stale`.")
 		}
 	}
 	for _, name := range []string{"startkey_docid", "start_key_doc_id"} {
@@ -168,7 +170,11 @@ func ParseViewOptions(m map[string]json.RawMessage) (*ViewOptions, error) {
 			o.EndKey = v
 		}
 	}
-	if v, ok := m["keys"]; ok {
+	_, hasKey := m["key"]
+	_, hasStart := m["startkey"]
+	_, hasStart2 := m["start_key"]
+	if v, ok := m["keys"]; ok && !hasKey && !hasStart && !hasStart2 {
+		// keys with key or a start key is not refused: keys is ignored.
 		if err := json.Unmarshal(v, &o.Keys); err != nil || o.Keys == nil {
 			return nil, queryParseError("`keys` must be an array of strings.")
 		}

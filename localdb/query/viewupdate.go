@@ -93,8 +93,9 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 	}
 	n := 0
 	var buf, key []byte
+	viewSeqs := map[int]int64{}
 	last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, IncludeDocs: true, Conflicts: true, AllDocs: true}, func(c *localdb.Change) error {
-		if err := batch.RemoveDoc(c.ID); err != nil {
+		if err := batch.RemoveDoc(c.ID, func(v int) { viewSeqs[v] = c.Seq }); err != nil {
 			return err
 		}
 		if !c.Deleted && c.Doc != nil && (dv.IncludeDesign || !mango.IsDesignID(c.ID)) {
@@ -119,6 +120,9 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 				return fmt.Errorf("map %s: %w", c.ID, err)
 			}
 			for vi, emits := range rows {
+				if len(emits) > 0 {
+					viewSeqs[vi] = c.Seq
+				}
 				for k, e := range emits {
 					if key, err = encodeKey(key[:0], e.Key); err != nil {
 						return err
@@ -131,9 +135,10 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 		}
 		n++
 		if n%viewBatch == 0 {
-			if err := batch.Commit(c.Seq); err != nil {
+			if err := batch.Commit(c.Seq, viewSeqs); err != nil {
 				return err
 			}
+			clear(viewSeqs)
 			if batch, err = f.Begin(ctx); err != nil {
 				return err
 			}
@@ -144,7 +149,7 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 		batch.Rollback()
 		return err
 	}
-	return batch.Commit(max(last, since))
+	return batch.Commit(max(last, since), viewSeqs)
 }
 
 // encodeKey appends the collation encoding of a JSON key.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	_ "modernc.org/sqlite" // the SQLite driver
@@ -111,7 +112,7 @@ func (f *File) Begin(ctx context.Context) (*Batch, error) {
 		return nil, err
 	}
 	b := &Batch{tx: tx}
-	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ?"); err == nil {
+	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view"); err == nil {
 		b.ins, err = tx.PrepareContext(ctx, "INSERT OR REPLACE INTO rows (view, key, docid, n, kjson, value) VALUES (?, ?, ?, ?, ?, ?)")
 	}
 	if err != nil {
@@ -121,10 +122,22 @@ func (f *File) Begin(ctx context.Context) (*Batch, error) {
 	return b, nil
 }
 
-// RemoveDoc removes every row document id emitted.
-func (b *Batch) RemoveDoc(id string) error {
-	_, err := b.del.Exec(id)
-	return err
+// RemoveDoc removes every row document id emitted and calls touched with
+// the view of each.
+func (b *Batch) RemoveDoc(id string, touched func(view int)) error {
+	rows, err := b.del.Query(id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		touched(v)
+	}
+	return rows.Err()
 }
 
 // Add adds one row: the n-th row document id emitted in view, its key
@@ -134,13 +147,30 @@ func (b *Batch) Add(view int, key []byte, id string, n int, keyJSON, value []byt
 	return err
 }
 
-// Commit records seq as the sequence the rows reflect and commits.
-func (b *Batch) Commit(seq int64) error {
+// Commit records seq as the sequence the rows reflect, and for each view
+// of viewSeqs the last sequence that changed its rows, and commits.
+func (b *Batch) Commit(seq int64, viewSeqs map[int]int64) error {
 	if _, err := b.tx.Exec("UPDATE meta SET value = ? WHERE key = 'update_seq'", seq); err != nil {
 		b.tx.Rollback()
 		return err
 	}
+	for v, s := range viewSeqs {
+		if _, err := b.tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", viewSeqKey(v), s); err != nil {
+			b.tx.Rollback()
+			return err
+		}
+	}
 	return b.tx.Commit()
+}
+
+func viewSeqKey(view int) string { return "view_seq:" + strconv.Itoa(view) }
+
+// ViewSeq returns the last store sequence that changed the rows of view
+// (CouchDB's update_seq of a view): 0 when none did.
+func (f *File) ViewSeq(ctx context.Context, view int) (int64, error) {
+	var seq int64
+	err := f.db.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewSeqKey(view)).Scan(&seq)
+	return seq, err
 }
 
 // Rollback abandons the batch.

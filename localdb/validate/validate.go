@@ -1,0 +1,235 @@
+// Package validate runs the validate_doc_update functions of a store's
+// design documents on a write, as CouchDB 3.5 does: every design document
+// that has one, in id order, with newDoc, oldDoc, userCtx and secObj; the
+// first refusal wins. _local documents are not validated, and design
+// documents are not given to the functions (CouchDB asks only for a
+// database admin there) but are checked as CouchDB checks them on write:
+// member types, views with a map, known built-in reduces, map and reduce
+// functions that compile.
+//
+// CouchDB validates every write it receives, replicated ones included;
+// PouchDB validates none locally. The HTTP server (settee serve) validates
+// every write; a local store validates only when the app asks for it, by
+// calling Validator.Check before its writes: an app that must refuse what
+// its CouchDB would refuse can do it offline, the others pay nothing.
+package validate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	gosync "sync"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/jsfunc"
+	"github.com/settee/settee/localdb"
+)
+
+// WriteContext is who writes and under which security object: CouchDB's
+// userCtx and secObj.
+type WriteContext struct {
+	// DB is the database name userCtx.db gives.
+	DB string
+	// UserName is the user's name; empty for an anonymous writer (null).
+	UserName string
+	Roles    []string
+	// SecObj is the database's security object (JSON); nil means CouchDB's
+	// default for a database without one (admin_only).
+	SecObj json.RawMessage
+}
+
+// AdminContext is the context of a server admin: what the server passes
+// until it knows its users' roles and databases' security objects.
+func AdminContext(db, name string) *WriteContext {
+	return &WriteContext{DB: db, UserName: name, Roles: []string{"_admin"}}
+}
+
+// defaultSecObj is CouchDB 3.5's security object of a database that has
+// none (default_security = admin_only).
+var defaultSecObj = json.RawMessage(`{"members":{"roles":["_admin"]},"admins":{"roles":["_admin"]}}`)
+
+func (wc *WriteContext) userCtx() json.RawMessage {
+	var name any
+	if wc.UserName != "" {
+		name = wc.UserName
+	}
+	roles := wc.Roles
+	if roles == nil {
+		roles = []string{}
+	}
+	b, _ := json.Marshal(struct {
+		DB    string   `json:"db"`
+		Name  any      `json:"name"`
+		Roles []string `json:"roles"`
+	}{wc.DB, name, roles})
+	return b
+}
+
+// validator is one design document's validate_doc_update.
+type validator struct {
+	id, rev string
+	source  string
+	ddoc    json.RawMessage
+}
+
+// storeFuncs are the validators of one store, by design document id.
+type storeFuncs struct {
+	mu   gosync.Mutex
+	byID map[string]*validator
+}
+
+// Validator checks writes against the stores' validate_doc_update
+// functions. Its zero value is not usable: call New. It is safe for
+// concurrent use.
+type Validator struct {
+	pools  *jsfunc.Pools
+	mu     gosync.Mutex
+	stores map[string]*storeFuncs // by store UUID
+}
+
+// New returns a Validator running functions with opts (nil: defaults).
+func New(opts *jsfunc.Options) *Validator {
+	return &Validator{pools: jsfunc.NewPools(opts, 2), stores: map[string]*storeFuncs{}}
+}
+
+// Close frees the runtimes.
+func (v *Validator) Close() { v.pools.Close() }
+
+// functions returns db's validators, in design document id order,
+// reloading those whose design document changed.
+func (v *Validator) functions(ctx context.Context, db *localdb.DB) ([]*validator, error) {
+	v.mu.Lock()
+	sf := v.stores[db.UUID()]
+	if sf == nil {
+		sf = &storeFuncs{byID: map[string]*validator{}}
+		v.stores[db.UUID()] = sf
+	}
+	v.mu.Unlock()
+	sf.mu.Lock()
+	defer sf.mu.Unlock()
+	var out []*validator
+	seen := map[string]bool{}
+	_, err := db.AllDocs(ctx, localdb.AllDocsOptions{StartKey: couchdoc.DesignPrefix, EndKey: "_design0", ExclusiveEnd: true}, func(row *localdb.AllDocsRow) error {
+		if row.Deleted || row.Error != "" {
+			return nil
+		}
+		seen[row.ID] = true
+		cur := sf.byID[row.ID]
+		if cur == nil || cur.rev != row.Rev {
+			doc, err := db.Get(ctx, row.ID, localdb.GetOptions{})
+			if errors.Is(err, couchdoc.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			cur = &validator{id: row.ID, rev: doc.Rev}
+			var body struct {
+				VDU *string `json:"validate_doc_update"`
+			}
+			if json.Unmarshal(doc.Body, &body) == nil && body.VDU != nil {
+				cur.source = *body.VDU
+				if cur.ddoc, err = doc.AppendJSON(nil); err != nil {
+					return err
+				}
+			}
+			sf.byID[row.ID] = cur
+		}
+		if cur.source != "" {
+			out = append(out, cur)
+		}
+		return nil
+	})
+	for id := range sf.byID {
+		if !seen[id] {
+			delete(sf.byID, id)
+		}
+	}
+	return out, err
+}
+
+// Check runs the validate_doc_update functions of db on a write of doc
+// (with new_edits as given) by wc. It returns nil when every function
+// accepts it, else the first refusal: a *couchdoc.Error matching
+// couchdoc.ErrForbidden (403) or couchdoc.ErrUnauthorized (401), or
+// another 500 *couchdoc.Error for a function that throws anything else,
+// does not compile or runs out of time (jsfunc.ErrTimeout).
+func (v *Validator) Check(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits bool, wc *WriteContext) error {
+	if couchdoc.IsLocalID(doc.ID) {
+		return nil
+	}
+	if strings.HasPrefix(doc.ID, couchdoc.DesignPrefix) {
+		if doc.Deleted {
+			return nil
+		}
+		return v.checkDesign(doc.Body)
+	}
+	fns, err := v.functions(ctx, db)
+	if err != nil || len(fns) == 0 {
+		return err
+	}
+	newDoc, oldDoc, err := writeDocs(ctx, db, doc, newEdits)
+	if err != nil {
+		return err
+	}
+	if wc == nil {
+		wc = AdminContext("", "")
+	}
+	sec := wc.SecObj
+	if len(sec) == 0 {
+		sec = defaultSecObj
+	}
+	user := wc.userCtx()
+	for _, f := range fns {
+		pool := v.pools.For(db.UUID() + "\x00" + f.id)
+		rt, err := pool.Get()
+		if err != nil {
+			return err
+		}
+		err = rt.Validate(f.source, f.ddoc, newDoc, oldDoc, user, sec)
+		pool.Put(rt)
+		if errors.Is(err, jsfunc.ErrTimeout) {
+			// CouchDB's answer to a validator that runs out of time has no ref.
+			return couchdoc.Errorf(jsfunc.ErrTimeout, "%s", jsfunc.ErrTimeout.Reason)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func errorsAs(err error, target **couchdoc.Error) bool { return errors.As(err, target) }
+
+// writeDocs returns the newDoc and oldDoc a validation function gets, as
+// JSON: the document written with the history of its parent
+// (_revisions), and that parent (null for a new document).
+func writeDocs(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) (json.RawMessage, json.RawMessage, error) {
+	parent := doc.Rev
+	if !newEdits {
+		parent = ""
+		if r := doc.Revisions; r != nil && len(r.IDs) > 1 {
+			parent = strconv.Itoa(r.Start-1) + "-" + r.IDs[1]
+		}
+	}
+	nd := *doc
+	oldDoc := json.RawMessage("null")
+	if parent != "" {
+		old, err := db.Get(ctx, doc.ID, localdb.GetOptions{Rev: parent, Revs: true})
+		switch {
+		case err == nil:
+			if oldDoc, err = old.AppendJSON(nil); err != nil {
+				return nil, nil, err
+			}
+			if newEdits {
+				nd.Revisions = old.Revisions
+			}
+		case !errors.Is(err, couchdoc.ErrNotFound):
+			return nil, nil, err
+		}
+	}
+	newDoc, err := nd.AppendJSON(nil)
+	return newDoc, oldDoc, err
+}

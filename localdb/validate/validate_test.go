@@ -1,0 +1,97 @@
+package validate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/jsfunc"
+	"github.com/settee/settee/localdb/localdbtest"
+	"github.com/settee/settee/localdb/validate"
+)
+
+var bg = context.Background()
+
+func doc(id, rev, body string) *couchdoc.Doc {
+	return &couchdoc.Doc{ID: id, Rev: rev, Body: json.RawMessage(body)}
+}
+
+// TestCheckLocalStore: an app that turns validation on gets CouchDB's
+// refusals before its writes, with the arguments CouchDB gives.
+func TestCheckLocalStore(t *testing.T) {
+	db := localdbtest.Open(t)
+	v := validate.New(&jsfunc.Options{Timeout: time.Second})
+	defer v.Close()
+	vdu := `function (newDoc, oldDoc, userCtx, secObj) {
+		if (newDoc.reject) throw({forbidden: 'no'});
+		if (!userCtx.name) throw({unauthorized: 'log in'});
+		if (oldDoc && oldDoc.v >= newDoc.v) throw({forbidden: 'v must grow from ' + oldDoc.v + ' at ' + newDoc._revisions.start});
+		if (newDoc._deleted && secObj.admins.roles.indexOf('_admin') < 0) throw({forbidden: 'keep'});
+	}`
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "_design/v", Body: mustJSON(t, map[string]any{"validate_doc_update": vdu})}); err != nil {
+		t.Fatal(err)
+	}
+	bob := &validate.WriteContext{DB: "d", UserName: "bob"}
+	if err := v.Check(bg, db, doc("a", "", `{"v":1}`), true, bob); err != nil {
+		t.Fatalf("accepted write refused: %v", err)
+	}
+	rev, err := db.Put(bg, doc("a", "", `{"v":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		d    *couchdoc.Doc
+		wc   *validate.WriteContext
+		want *couchdoc.Error
+		why  string
+	}{
+		{doc("b", "", `{"reject":true}`), bob, couchdoc.ErrForbidden, "no"},
+		{doc("b", "", `{}`), &validate.WriteContext{DB: "d"}, couchdoc.ErrUnauthorized, "log in"},
+		{doc("a", rev, `{"v":1}`), bob, couchdoc.ErrForbidden, "v must grow from 1 at 1"},
+		{&couchdoc.Doc{ID: "a", Rev: rev, Deleted: true}, &validate.WriteContext{DB: "d", UserName: "bob", SecObj: json.RawMessage(`{"admins":{"roles":[]}}`)}, couchdoc.ErrForbidden, "keep"},
+	}
+	for _, c := range cases {
+		err := v.Check(bg, db, c.d, true, c.wc)
+		var ce *couchdoc.Error
+		if !errors.Is(err, c.want) || !errors.As(err, &ce) || ce.Reason != c.why {
+			t.Errorf("%s %s: %v, want %s %q", c.d.ID, c.d.Body, err, c.want.Name, c.why)
+		}
+	}
+	// Replicated writes are checked against their parent revision.
+	repl := doc("a", "2-abc", `{"v":0}`)
+	repl.Revisions = &couchdoc.Revisions{Start: 2, IDs: []string{"abc", rev[2:]}}
+	if err := v.Check(bg, db, repl, false, bob); !errors.Is(err, couchdoc.ErrForbidden) {
+		t.Errorf("replicated write: %v, want forbidden", err)
+	}
+	// _local documents are not validated; design documents are checked.
+	if err := v.Check(bg, db, doc("_local/x", "", `{"reject":true}`), true, bob); err != nil {
+		t.Errorf("_local: %v", err)
+	}
+	for body, name := range map[string]string{
+		`{"views":{"x":{"map":"function (doc) { emit(doc._id, "}}}`:      "compilation_error",
+		`{"views":{"x":{"map":"function (doc) {}","reduce":"_median"}}}`: "invalid_design_doc",
+		`{"views":{"x":{"reduce":"_count"}}}`:                            "invalid_design_doc",
+		`{"validate_doc_update":1}`:                                      "invalid_design_doc",
+	} {
+		err := v.Check(bg, db, doc("_design/bad", "", body), true, bob)
+		var ce *couchdoc.Error
+		if !errors.As(err, &ce) || ce.Name != name || ce.Status != 400 {
+			t.Errorf("design doc %s: %v, want 400 %s", body, err, name)
+		}
+	}
+	if err := v.Check(bg, db, doc("_design/ok", "", `{"language":"query","views":{"x":{"map":{"fields":{"a":"asc"}}}}}`), true, bob); err != nil {
+		t.Errorf("Mango design doc: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
