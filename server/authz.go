@@ -147,6 +147,15 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 		old := replacedDoc(r, db, doc, newEdits)
 		return access.PrepareUserDoc(doc, old, c.auth.User, access.AdminOnly, s.cfg.PasswordIterations)
 	}
+	if c.sec == nil && c.db != nil {
+		// validate_doc_update gets the database's security object as
+		// secObj, for server admins too (their requests skip reading it).
+		sec, err := s.security(r.Context(), c.rt.db, c.db)
+		if err != nil {
+			return err
+		}
+		c.sec = sec
+	}
 	return checkWrite(r.Context(), db, doc, newEdits)
 }
 
