@@ -28,8 +28,7 @@ type feedParams struct {
 	heartbeat time.Duration // 0: none
 	timeout   time.Duration // 0: never (heartbeat set)
 	// ddocFilter is a filter function named "ddoc/name", and viewFilter
-	// the view of filter=_view: served only to say whether they exist (no
-	// JavaScript runs here).
+	// the view of filter=_view (filters.go).
 	ddocFilter, viewFilter string
 	// attachments inlines the bodies of include_docs' attachments.
 	attachments bool
@@ -371,13 +370,13 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		}
 		since = info.UpdateSeq
 	}
-	if p.ddocFilter != "" {
-		s.writeError(w, r, ddocFilterError(ctx, db, p.ddocFilter))
-		return
-	}
-	if p.viewFilter != "" {
-		s.writeError(w, r, viewFilterError(ctx, db, p.viewFilter))
-		return
+	if p.ddocFilter != "" || p.viewFilter != "" {
+		fn, err := jsFeedFilter(r, db, p.ddocFilter, p.viewFilter)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		p.opts.Filter = fn
 	}
 	f := &feedWriter{w: w, continuous: p.feed == "continuous" || p.feed == "eventsource", eventsource: p.feed == "eventsource"}
 	if p.attachments {

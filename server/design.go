@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/settee/settee/couchdoc"
@@ -64,61 +63,6 @@ func designMember(body map[string]json.RawMessage, member, name string) error {
 		return couchdoc.Errorf(couchdoc.ErrNotFound, "missing json key: %s", name)
 	}
 	return nil
-}
-
-// designPath splits "ddoc/name" as couch_changes does (string:tokens, each
-// part unquoted); ok is false unless there are exactly two parts.
-func designPath(s string) (ddoc, name string, ok bool) {
-	var parts []string
-	for _, p := range strings.Split(s, "/") {
-		if p == "" {
-			continue
-		}
-		u, err := url.QueryUnescape(p)
-		if err != nil {
-			u = p
-		}
-		parts = append(parts, u)
-	}
-	if len(parts) != 2 {
-		return "", "", false
-	}
-	return parts[0], parts[1], true
-}
-
-// ddocFilterError answers filter=ddoc/name as CouchDB does when the
-// design document or the filter is missing (404), and refuses to run an
-// existing one.
-func ddocFilterError(ctx context.Context, db *localdb.DB, filter string) error {
-	ddoc, name, ok := designPath(filter)
-	if !ok {
-		return badRequest("`filter` must be of the form `designname/filtername`")
-	}
-	body, err := designDoc(ctx, db, ddoc)
-	if err == nil {
-		err = designMember(body, "filters", name)
-	}
-	if err != nil {
-		return err
-	}
-	return jsRefused("filter " + ddoc + "/" + name)
-}
-
-// viewFilterError answers filter=_view&view=ddoc/name as ddocFilterError
-// answers a filter function (couch_changes:configure_filter).
-func viewFilterError(ctx context.Context, db *localdb.DB, view string) error {
-	ddoc, name, ok := designPath(view)
-	if !ok {
-		return badRequest("`view` must be of the form `designname/viewname`")
-	}
-	body, err := designDoc(ctx, db, ddoc)
-	if err == nil {
-		err = designMember(body, "views", name)
-	}
-	if err != nil {
-		return err
-	}
-	return jsRefused("view " + ddoc + "/" + name)
 }
 
 // isDesignAction reports whether an attachment path of a design document

@@ -35,10 +35,18 @@ package server
 //	                                  downloads (Accept negotiated as CouchDB does)
 //	GET|HEAD|PUT|DELETE /{db}/{docid}/{name}  attachments, streamed both ways, one
 //	                                  byte range per request
+//	GET|POST /{db}/_design/{ddoc}/_view/{view}[/queries], GET .../_info,
+//	POST /{db}/_view_cleanup          JavaScript map/reduce views (localdb/query)
+//
+// JavaScript design functions run in a sandboxed QuickJS (internal/jsfunc):
+// views, validate_doc_update on every write (localdb/validate, with the
+// request's user and the database's _security) and filter=ddoc/name and
+// filter=_view on _changes (localdb/filter). Shows, lists, updates and
+// rewrites are refused.
 //
 // Every exchange of CouchDB 3.5's recorded answers (testdata/couchdb35) is
 // replayed against this server by couchdb35_test.go; what deliberately
 // differs is listed once, with the reasons, in couchdb35_diffs_test.go:
-// sequences are integers, no JavaScript (views, filter functions,
-// validate_doc_update), users come from the configuration and are admins,
-// attachments are stored as sent (CouchDB gzips text ones).
+// sequences are integers, no shows, lists or updates, users come from the
+// configuration and are admins, attachments are stored as sent (CouchDB
+// gzips text ones).

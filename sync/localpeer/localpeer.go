@@ -13,6 +13,7 @@ import (
 	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/filter"
 	"github.com/settee/settee/sync"
 )
 
@@ -117,8 +118,8 @@ func seqJSON(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 // the store until ctx is done, each woken by commits from any process;
 // opts.Timeout ends a wait with nothing new. A normal or longpoll feed
 // reports its pending count to opts.OnPending (see pendingAfter). Selectors are matched with
-// internal/mango against the winning revision; design document filters
-// are not supported by the local store (bad_request).
+// internal/mango against the winning revision; a design document filter
+// ("ddoc/name") runs its JavaScript function (package localdb/filter).
 func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*couchdoc.Change) error) (json.RawMessage, error) {
 	since, err := parseSeq(opts.Since)
 	if err != nil {
@@ -135,7 +136,17 @@ func (p *Peer) Changes(ctx context.Context, opts sync.ChangesOptions, fn func(*c
 		fopts.Feed = localdb.FeedContinuous
 	}
 	if opts.Filter != "" {
-		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "filter %q: design document filters are not supported by the local store", opts.Filter)
+		// The store runs the design document's filter as CouchDB would
+		// (package localdb/filter), with QueryParams as req.query.
+		ddoc, name, ok := filter.Split(opts.Filter)
+		if !ok {
+			return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "`filter` must be of the form `designname/filtername`")
+		}
+		fn, err := filter.Func(ctx, p.db, ddoc, name, &filter.Request{Query: opts.QueryParams, Path: []string{"_changes"}})
+		if err != nil {
+			return nil, err
+		}
+		fopts.Filter = fn
 	}
 	if len(opts.Selector) > 0 {
 		sel, err := mango.Parse(opts.Selector)

@@ -70,8 +70,8 @@ func TestChangesMapsSeqsAndFilters(t *testing.T) {
 			t.Errorf("since %s: %v", bad, err)
 		}
 	}
-	if _, err := p.Changes(ctx, sync.ChangesOptions{Filter: "app/f"}, func(*couchdoc.Change) error { return nil }); !errors.Is(err, couchdoc.ErrBadRequest) {
-		t.Errorf("design filter: %v", err)
+	if _, err := p.Changes(ctx, sync.ChangesOptions{Filter: "app/f"}, func(*couchdoc.Change) error { return nil }); !errors.Is(err, couchdoc.ErrNotFound) {
+		t.Errorf("missing design filter: %v", err)
 	}
 	// Longpoll waits for the next change.
 	info, err := p.Info(ctx)
@@ -200,4 +200,32 @@ type countingPeer struct {
 func (p *countingPeer) PutDoc(ctx context.Context, doc *couchdoc.Doc) error {
 	p.putDocs++
 	return p.Peer.PutDoc(ctx, doc)
+}
+
+// TestChangesRunsDesignFilters: a push that names a filter sends what
+// CouchDB's filter would, with its query parameters as req.query.
+func TestChangesRunsDesignFilters(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, "f")
+	p := localpeer.New(db)
+	for i := range 6 {
+		put(t, db, fmt.Sprintf("d%d", i), "", fmt.Sprintf(`{"n":%d}`, i))
+	}
+	put(t, db, "_design/app", "", `{"filters":{"min":"function (doc, req) { return doc.n >= Number(req.query.min); }"}}`)
+	var ids []string
+	_, err := p.Changes(ctx, sync.ChangesOptions{Filter: "app/min", QueryParams: map[string]string{"min": "4"}}, func(c *couchdoc.Change) error {
+		ids = append(ids, c.ID)
+		return nil
+	})
+	if err != nil || !slices.Equal(ids, []string{"d4", "d5"}) {
+		t.Fatalf("filtered feed: %v %v", ids, err)
+	}
+	for _, bad := range []string{"app", "app/min/x"} {
+		if _, err := p.Changes(ctx, sync.ChangesOptions{Filter: bad}, func(*couchdoc.Change) error { return nil }); !errors.Is(err, couchdoc.ErrBadRequest) {
+			t.Errorf("filter %q: %v", bad, err)
+		}
+	}
+	if _, err := p.Changes(ctx, sync.ChangesOptions{Filter: "app/nope"}, func(*couchdoc.Change) error { return nil }); !errors.Is(err, couchdoc.ErrNotFound) {
+		t.Errorf("missing filter: %v", err)
+	}
 }
