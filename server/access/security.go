@@ -126,7 +126,7 @@ func stringList(raw json.RawMessage, msg string) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for _, v := range list {
 		var s string
-		if err := json.Unmarshal(v, &s); err != nil {
+		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
 			return nil, securityError(msg)
 		}
 		out = append(out, s)

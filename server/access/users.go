@@ -148,7 +148,7 @@ func validateUser(newDoc, old *couchdoc.Doc, b *userBody, u UserCtx, sec *Securi
 	}
 	for _, r := range roles {
 		var s string
-		if json.Unmarshal(r, &s) != nil {
+		if len(r) == 0 || r[0] != '"' || json.Unmarshal(r, &s) != nil {
 			return forbidden("doc.roles can only contain strings")
 		}
 		b.rolesStrings = append(b.rolesStrings, s)
