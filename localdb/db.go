@@ -37,6 +37,9 @@ type DB struct {
 	stmts map[string]*sql.Stmt
 
 	revsLimit atomic.Int64
+	// designGen counts the commits of this handle that wrote or purged a
+	// design document (DesignGeneration).
+	designGen atomic.Int64
 	updateSeq atomic.Int64
 	ixs       indexstore.Cache // the json indexes this handle saw last
 
@@ -472,3 +475,10 @@ func (db *DB) Info(ctx context.Context) (*Info, error) {
 	}
 	return info, nil
 }
+
+// DesignGeneration changes whenever a write through this handle commits a
+// change of a design document (written, deleted or purged), so that what
+// is derived from design documents (validation functions) can be cached
+// until it changes. Writes by other processes on the same file are not
+// seen.
+func (db *DB) DesignGeneration() int64 { return db.designGen.Load() }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/revtree"
@@ -74,6 +75,11 @@ func (db *DB) Purge(ctx context.Context, req map[string][]string) (map[string][]
 // revisions of every id; the requests are recorded as purge infos, with
 // the revisions of given (nil: those pick named).
 func (w *docWriter) purge(ids []string, pick func(st *docState) []revtree.Rev, given map[string][]string, out map[string][]string) error {
+	for _, id := range ids {
+		if strings.HasPrefix(id, couchdoc.DesignPrefix) {
+			w.design = true
+		}
+	}
 	docs := make([]*couchdoc.Doc, len(ids))
 	for i, id := range ids {
 		docs[i] = &couchdoc.Doc{ID: id}

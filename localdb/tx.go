@@ -25,6 +25,9 @@ type wtx struct {
 	docDelta, delDelta int64
 	// fed is set when a committed change must wake feed readers.
 	fed bool
+	// design is set when the transaction writes or purges a design
+	// document (DesignGeneration moves on its commit).
+	design bool
 	// parts are the hooked parts, in the order they were added.
 	parts []txPart
 }
@@ -104,6 +107,9 @@ func (db *DB) updateIn(ctx context.Context, fn func(w *wtx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	db.afterCommit(ctx)
+	if w.design {
+		db.designGen.Add(1)
+	}
 	for _, p := range w.parts {
 		p.AfterCommit()
 	}

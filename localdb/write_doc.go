@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb/internal/indexstore"
 	"github.com/settee/settee/localdb/revtree"
 )
@@ -77,6 +79,9 @@ type revWrite struct {
 // new bodies and drops those of stemmed revisions. It reports false (and
 // writes nothing) when the tree did not change.
 func (w *docWriter) saveDoc(st *docState, bodies []revWrite) (bool, error) {
+	if strings.HasPrefix(st.id, couchdoc.DesignPrefix) {
+		w.design = true
+	}
 	oldWin, oldLive := st.win, st.live
 	removed := st.tree.Stem(w.db.RevsLimit())
 	enc := st.tree.Marshal()

@@ -78,6 +78,11 @@ type validator struct {
 type storeFuncs struct {
 	mu   gosync.Mutex
 	byID map[string]*validator
+	// list is the store's validators as of the store's design
+	// generation gen (loaded false: never listed).
+	list   []*validator
+	gen    int64
+	loaded bool
 }
 
 // Validator checks writes against the stores' validate_doc_update
@@ -86,12 +91,12 @@ type storeFuncs struct {
 type Validator struct {
 	pools  *jsfunc.Pools
 	mu     gosync.Mutex
-	stores map[string]*storeFuncs // by store UUID
+	stores map[*localdb.DB]*storeFuncs // by handle: DesignGeneration is per handle
 }
 
 // New returns a Validator running functions with opts (nil: defaults).
 func New(opts *jsfunc.Options) *Validator {
-	return &Validator{pools: jsfunc.NewPools(opts, 2), stores: map[string]*storeFuncs{}}
+	return &Validator{pools: jsfunc.NewPools(opts, 2), stores: map[*localdb.DB]*storeFuncs{}}
 }
 
 // Close frees the runtimes.
@@ -101,14 +106,20 @@ func (v *Validator) Close() { v.pools.Close() }
 // reloading those whose design document changed.
 func (v *Validator) functions(ctx context.Context, db *localdb.DB) ([]*validator, error) {
 	v.mu.Lock()
-	sf := v.stores[db.UUID()]
+	sf := v.stores[db]
 	if sf == nil {
 		sf = &storeFuncs{byID: map[string]*validator{}}
-		v.stores[db.UUID()] = sf
+		v.stores[db] = sf
 	}
 	v.mu.Unlock()
 	sf.mu.Lock()
 	defer sf.mu.Unlock()
+	// Listing the design documents on every write would cost a query
+	// per document: the list is kept until a design document changes.
+	gen := db.DesignGeneration()
+	if sf.loaded && sf.gen == gen {
+		return sf.list, nil
+	}
 	var out []*validator
 	seen := map[string]bool{}
 	_, err := db.AllDocs(ctx, localdb.AllDocsOptions{StartKey: couchdoc.DesignPrefix, EndKey: "_design0", ExclusiveEnd: true}, func(row *localdb.AllDocsRow) error {
@@ -146,6 +157,9 @@ func (v *Validator) functions(ctx context.Context, db *localdb.DB) ([]*validator
 		if !seen[id] {
 			delete(sf.byID, id)
 		}
+	}
+	if err == nil {
+		sf.list, sf.gen, sf.loaded = out, gen, true
 	}
 	return out, err
 }
