@@ -260,3 +260,27 @@ func TestConcurrentSyncsReportTheirOwn(t *testing.T) {
 		t.Errorf("the two syncs report %v documents pulled, for %d written", pulled, n)
 	}
 }
+
+// TestSlashInDatabaseName: a push to a URL whose path has a / in the
+// database's name says how to write it (%2F), not to add the
+// --create-target it was given; the URL it suggests works.
+func TestSlashInDatabaseName(t *testing.T) {
+	dir := t.TempDir()
+	hub := serveBinary(t, filepath.Join(dir, "hub"), nil)
+	local := filepath.Join(dir, "phone.db")
+	ok(t, "put", local, "d", `{}`)
+	r := cli(t, nil, "push", "--create-target", local, hub+"/my/db")
+	failsWith(t, r, exitNotFound, "not found", "a / in a database name is written %2F: "+hub+"/my%2Fdb")
+	if strings.Contains(r.stderr, "add --create-target") {
+		t.Errorf("the hint asks for the flag given: %s", r.stderr)
+	}
+	ok(t, "push", "--create-target", local, hub+"/my%2Fdb")
+	failsWith(t, cli(t, nil, "push", local, hub+"/nope"), exitNotFound, "add --create-target")
+	// The URL is named once (it was three times: push URL: remote URL:
+	// check: URL: GET /Bad: 400 ...).
+	r = cli(t, nil, "push", local, hub+"/Bad")
+	failsWith(t, r, exitUsage, "illegal_database_name")
+	if n := strings.Count(r.stderr, hub); n != 1 {
+		t.Errorf("the error names the URL %d times: %s", n, r.stderr)
+	}
+}
