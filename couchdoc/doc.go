@@ -107,6 +107,9 @@ type DocResult struct {
 	OK     bool   `json:"ok,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Existing marks a revision stored as it is (new_edits=false) that the
+	// store had already: a success that wrote nothing. Not on the wire.
+	Existing bool `json:"-"`
 	// err is the error behind Error and Reason when the result was made
 	// in this process (FailedResult), kept for its identity.
 	err *Error

@@ -103,6 +103,7 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 			}
 			var rev string
 			var err error
+			known := !newEdits && !couchdoc.IsLocalID(doc.ID) && knownRev(states[doc.ID], doc)
 			switch {
 			case couchdoc.IsLocalID(doc.ID):
 				rev, err = w.putLocal(doc)
@@ -119,7 +120,7 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 			default:
 				rev, err = w.putReplicated(states, doc)
 			}
-			results[i] = couchdoc.DocResult{ID: doc.ID, Rev: rev, OK: err == nil}
+			results[i] = couchdoc.DocResult{ID: doc.ID, Rev: rev, OK: err == nil, Existing: known && err == nil}
 			if err != nil {
 				var ce *couchdoc.Error
 				if !errors.As(err, &ce) {
@@ -308,6 +309,20 @@ func replicatedRev(doc *couchdoc.Doc) (rev string, path []revtree.Rev, body []by
 		return "", nil, nil, err
 	}
 	return rev, path, body, nil
+}
+
+// knownRev reports whether st's tree has the revision of doc (given with
+// new_edits=false) already, so that storing it writes nothing.
+func knownRev(st *docState, doc *couchdoc.Doc) bool {
+	if st == nil {
+		return false
+	}
+	rev := doc.Rev
+	if rev == "" && doc.Revisions != nil && len(doc.Revisions.IDs) > 0 {
+		rev = couchdoc.FormatRev(doc.Revisions.Start, doc.Revisions.IDs[0])
+	}
+	path, err := revtree.PathFromRevisions(rev, doc.Revisions)
+	return err == nil && len(path) > 0 && st.tree.Find(path[0]) >= 0
 }
 
 // putReplicated merges one new_edits=false document.

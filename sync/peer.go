@@ -52,8 +52,9 @@ type Peer interface {
 
 	// BulkDocs writes documents with new_edits=false, in one request.
 	// Attachments are inline (Data) or stubs, never streamed. It returns the
-	// per-document failures (forbidden, unauthorized, ...); a request that
-	// failed as a whole is an error.
+	// per-document failures (forbidden, unauthorized, ...), and may return
+	// successes marked Existing (revisions it had already, which are not
+	// counted as written); a request that failed as a whole is an error.
 	BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error)
 
 	// PutDoc writes one document with new_edits=false, streaming the bodies

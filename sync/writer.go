@@ -24,8 +24,12 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 			return peerErr("target", tgt, "bulk_docs", err)
 		}
 		var st Stats
+		var existing int64           // revisions the target had already: not written by this one
 		var refused map[string]error // by id and rev, for the docs event
 		for _, dr := range res {
+			if dr.Existing {
+				existing++
+			}
 			if dr.Error == "" {
 				continue
 			}
@@ -51,7 +55,7 @@ func (r *replication) writeDocs(ctx context.Context, s *session, in <-chan *writ
 				}
 			}
 		}
-		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures
+		st.DocsWritten = int64(len(u.docs)) - st.DocWriteFailures - existing
 		s.written.Store(true)
 		ids := make([]string, len(u.docs))
 		for i, d := range u.docs {
@@ -114,13 +118,13 @@ func (r *replication) writeBulk(ctx context.Context, docs []*couchdoc.Doc) ([]co
 		if err != nil {
 			return nil, err
 		}
-		var failed []couchdoc.DocResult
+		var told []couchdoc.DocResult
 		for _, d := range res {
-			if d.Error != "" {
-				failed = append(failed, d)
+			if d.Error != "" || d.Existing {
+				told = append(told, d)
 			}
 		}
-		return failed, nil
+		return told, nil
 	}
 	return r.opts.Target.BulkDocs(ctx, docs)
 }

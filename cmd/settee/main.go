@@ -47,6 +47,7 @@ func commands() []command {
 		{"conflicts", "list the documents that have conflicts", runConflicts},
 		{"find", "query a local store with a Mango selector (CouchDB's _find)", runFind},
 		{"index", "create, list or delete Mango json indexes", runIndex},
+		{"view", "query a JavaScript map/reduce view of a local store (CouchDB's _view)", runView},
 		{"resolve", "resolve a conflict by choosing a winner or writing a merge", runResolve},
 		{"version", "print the version", runVersion},
 	}

@@ -6,6 +6,7 @@ import (
 	"os/signal"
 	gosync "sync"
 	"syscall"
+	"time"
 )
 
 // exitTold makes one exit code the truth when signals race the end of a
@@ -39,10 +40,17 @@ func notifySignals() context.Context {
 		<-sigs
 		cancel()
 		<-sigs
-		exitTold.Lock() // held: nothing tells another code after this
 		code := exitInterrupted
-		if exitTold.told {
-			code = exitTold.code
+		// Held until the exit, so that nothing tells another code after
+		// it; bounded, as the end may be stuck writing to a pipe nobody
+		// reads.
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if exitTold.TryLock() {
+				if exitTold.told {
+					code = exitTold.code
+				}
+				break
+			}
 		}
 		os.Exit(code)
 	}()

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	gosync "sync"
 	"syscall"
 	"testing"
 
@@ -211,5 +213,74 @@ func TestDoubleInterruptOneTruth(t *testing.T) {
 		case last["kind"] != "end" && code != exitInterrupted:
 			t.Fatalf("run %d: exit %d without an end event; last event %v", i, code, last)
 		}
+	}
+}
+
+// TestConcurrentSyncsReportTheirOwn: two syncs of one store at once each
+// report what they wrote: together, each of the hub's documents once
+// (both used to count every document both fetched).
+func TestConcurrentSyncsReportTheirOwn(t *testing.T) {
+	const n = 6000
+	dir := t.TempDir()
+	hub := serveBinary(t, filepath.Join(dir, "hub"), nil) + "/notes"
+	req, _ := http.NewRequest(http.MethodPut, hub, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	bulkDocs(t, hub, "doc", n)
+	local := filepath.Join(dir, "local.db")
+	ok(t, "put", local, "mine", `{}`) // the store exists before both start
+	var wg gosync.WaitGroup
+	results := make([]result, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = cli(t, nil, "sync", "--json", local, hub)
+		}()
+	}
+	wg.Wait()
+	var pulled float64
+	for _, r := range results {
+		if r.code != 0 {
+			t.Fatalf("sync: exit %d: %s", r.code, r.stderr)
+		}
+		for _, ev := range events(t, r.stdout) {
+			if ev["kind"] == "done" && ev["replication"] == "pull" {
+				pulled += ev["docs_written"].(float64)
+			}
+		}
+	}
+	if got := docCount(t, local); got != n+1 {
+		t.Fatalf("the store has %d documents, want %d", got, n+1)
+	}
+	if pulled != n {
+		t.Errorf("the two syncs report %v documents pulled, for %d written", pulled, n)
+	}
+}
+
+// TestSlashInDatabaseName: a push to a URL whose path has a / in the
+// database's name says how to write it (%2F), not to add the
+// --create-target it was given; the URL it suggests works.
+func TestSlashInDatabaseName(t *testing.T) {
+	dir := t.TempDir()
+	hub := serveBinary(t, filepath.Join(dir, "hub"), nil)
+	local := filepath.Join(dir, "phone.db")
+	ok(t, "put", local, "d", `{}`)
+	r := cli(t, nil, "push", "--create-target", local, hub+"/my/db")
+	failsWith(t, r, exitNotFound, "not found", "a / in a database name is written %2F: "+hub+"/my%2Fdb")
+	if strings.Contains(r.stderr, "add --create-target") {
+		t.Errorf("the hint asks for the flag given: %s", r.stderr)
+	}
+	ok(t, "push", "--create-target", local, hub+"/my%2Fdb")
+	failsWith(t, cli(t, nil, "push", local, hub+"/nope"), exitNotFound, "add --create-target")
+	// The URL is named once (it was three times: push URL: remote URL:
+	// check: URL: GET /Bad: 400 ...).
+	r = cli(t, nil, "push", local, hub+"/Bad")
+	failsWith(t, r, exitUsage, "illegal_database_name")
+	if n := strings.Count(r.stderr, hub); n != 1 {
+		t.Errorf("the error names the URL %d times: %s", n, r.stderr)
 	}
 }

@@ -26,6 +26,7 @@ func TestClassify(t *testing.T) {
 		{"a directory for a file", &fs.PathError{Op: "read", Path: "adir", Err: syscall.EISDIR}, Failed},
 		{"a file for a directory", fmt.Errorf("keep: %w", &fs.PathError{Op: "mkdir", Path: "x", Err: syscall.ENOTDIR}), Failed},
 		{"disk full", &fs.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, Failed},
+		{"a closed pipe", &fs.PathError{Op: "write", Path: "/dev/stdout", Err: syscall.EPIPE}, Failed},
 		{"not CouchDB's answer", &wire.MalformedError{What: "answer", Foreign: true, Err: errors.New("an array")}, Failed},
 		{"answer cut short", &wire.MalformedError{What: "answer", Err: io.ErrUnexpectedEOF}, Retry},
 		{"digest mismatch", couchdoc.Errorf(couchdoc.ErrDigestMismatch, "x"), Failed},

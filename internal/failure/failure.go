@@ -17,6 +17,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"syscall"
@@ -102,8 +103,14 @@ func Auth(err error) bool {
 // includes the HTTP client's *couch.UnreachableError) or a deadline.
 //
 // A bare syscall.Errno is a net.Error too, so that every local file error
-// would be one: an errno counts only when it is one of the network's.
+// would be one: an errno counts only when it is one of the network's, and
+// never under a file operation (*fs.PathError: a write to a closed pipe).
 func Unreachable(err error) bool {
+	var pe *fs.PathError
+	var oe *net.OpError
+	if errors.As(err, &pe) && !errors.As(err, &oe) {
+		return false
+	}
 	var ne net.Error
 	if errors.As(err, &ne) {
 		if _, errno := ne.(syscall.Errno); !errno {

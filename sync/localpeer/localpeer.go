@@ -289,19 +289,22 @@ func equalStrings(a, b []string) bool {
 }
 
 // BulkDocs stores revisions as they are (new_edits=false) in one
-// transaction and returns the refused ones.
+// transaction and returns the refused ones, and those the store had
+// already (Existing: another writer, such as a second sync of the same
+// store, stored them first), so that each replication counts only what it
+// wrote.
 func (p *Peer) BulkDocs(ctx context.Context, docs []*couchdoc.Doc) ([]couchdoc.DocResult, error) {
 	res, err := p.db.BulkDocs(ctx, docs, false)
 	if err != nil {
 		return nil, err
 	}
-	var failed []couchdoc.DocResult
+	var told []couchdoc.DocResult
 	for _, r := range res {
-		if r.Error != "" {
-			failed = append(failed, r)
+		if r.Error != "" || r.Existing {
+			told = append(told, r)
 		}
 	}
-	return failed, nil
+	return told, nil
 }
 
 // InlineAttachmentMax lets the replicator batch documents with up to
