@@ -13,3 +13,13 @@ func TestCouchDB35Views(t *testing.T) {
 		{file: "couchdb35-extra/views.jsonl", floatTolerance: 1e-12},
 	})
 }
+
+// TestCouchDB35ViewsRandom replays 2,000 more seeded random view queries
+// answered by CouchDB 3.5.0 (testdata/couchdb35-extra/views-random.jsonl).
+func TestCouchDB35ViewsRandom(t *testing.T) {
+	t.Parallel()
+	replayCorpus(t, []corpusStep{
+		{load: "dataset.ndjson", db: "corpus_views_random"},
+		{file: "couchdb35-extra/views-random.jsonl", floatTolerance: 1e-9},
+	})
+}

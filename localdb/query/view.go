@@ -167,13 +167,14 @@ func checkViewOptions(def *viewDef, o *ViewOptions) (bool, error) {
 }
 
 // ranges returns the key ranges a query reads, in order: one per key of
-// Keys (reversed when descending, as CouchDB reads them), else one.
-func ranges(vi int, o *ViewOptions) ([]viewstore.Range, error) {
+// Keys (reversed when a map query is descending, as CouchDB reads them),
+// else one.
+func ranges(vi int, o *ViewOptions, reduce bool) ([]viewstore.Range, error) {
 	if o.Keys != nil {
 		var rs []viewstore.Range
 		for i := range o.Keys {
 			k := o.Keys[i]
-			if o.Descending {
+			if o.Descending && !reduce {
 				k = o.Keys[len(o.Keys)-1-i]
 			}
 			enc, err := encodeKey(nil, k)
@@ -207,7 +208,7 @@ func ranges(vi int, o *ViewOptions) ([]viewstore.Range, error) {
 // CouchDB leaves total_rows and offset out of a sorted=false answer of a
 // map-only view (mapOnly), not of a reduce view read with reduce=false.
 func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o *ViewOptions, mapOnly bool) (*ViewResult, error) {
-	rs, err := ranges(vi, o)
+	rs, err := ranges(vi, o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +265,9 @@ func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o 
 
 // includedDoc is the doc of a row with include_docs: the emitting
 // document, or the one the value names ({"_id": ..., "_rev": ...}, CouchDB's
-// linked documents); null when it is missing or deleted.
+// linked documents); null when it is missing or deleted. With conflicts,
+// _conflicts is added unless the value names a revision (CouchDB 3.5
+// reads that revision alone).
 func includedDoc(ctx context.Context, db *localdb.DB, id string, value []byte, conflicts bool) (json.RawMessage, error) {
 	var link struct {
 		ID  string `json:"_id"`
@@ -273,6 +276,7 @@ func includedDoc(ctx context.Context, db *localdb.DB, id string, value []byte, c
 	opts := localdb.GetOptions{Conflicts: conflicts}
 	if len(value) > 0 && value[0] == '{' && json.Unmarshal(value, &link) == nil && link.ID != "" {
 		id, opts.Rev = link.ID, link.Rev
+		opts.Conflicts = conflicts && link.Rev == ""
 	}
 	doc, err := db.Get(ctx, id, opts)
 	if errors.Is(err, couchdoc.ErrNotFound) {
@@ -286,7 +290,7 @@ func includedDoc(ctx context.Context, db *localdb.DB, id string, value []byte, c
 
 // reduceQuery reduces the rows of each group.
 func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o *ViewOptions) (*ViewResult, error) {
-	rs, err := ranges(vi, o)
+	rs, err := ranges(vi, o, true)
 	if err != nil {
 		return nil, err
 	}

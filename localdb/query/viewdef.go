@@ -12,6 +12,10 @@ import (
 	"github.com/settee/settee/localdb"
 )
 
+// viewKeyVersion is the version of the view key encoding
+// (mango.EncodeViewKey).
+const viewKeyVersion = 2
+
 // viewDef is one view of a design document.
 type viewDef struct {
 	Name   string
@@ -79,7 +83,9 @@ func parseDesign(id string, body []byte) (*designViews, error) {
 		dv.Views = append(dv.Views, def)
 	}
 	sort.Slice(dv.Views, func(i, j int) bool { return dv.Views[i].Name < dv.Views[j].Name })
-	sig, _ := json.Marshal([]any{dv.Language, dv.Views, dv.Lib, dv.IncludeDesign, dv.LocalSeq})
+	// viewKeyVersion names the key encoding: a file of another encoding
+	// has another signature, so it is rebuilt rather than misread.
+	sig, _ := json.Marshal([]any{viewKeyVersion, dv.Language, dv.Views, dv.Lib, dv.IncludeDesign, dv.LocalSeq})
 	sum := md5.Sum(sig)
 	dv.Sig = hex.EncodeToString(sum[:])
 	return dv, nil

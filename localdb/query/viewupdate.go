@@ -1,7 +1,6 @@
 package query
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -149,16 +148,17 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 		batch.Rollback()
 		return err
 	}
+	if since == 0 {
+		// A first build gives every view the sequence it reached, as
+		// CouchDB does; later updates move only the views they change.
+		for vi := range dv.Views {
+			viewSeqs[vi] = max(last, since)
+		}
+	}
 	return batch.Commit(max(last, since), viewSeqs)
 }
 
-// encodeKey appends the collation encoding of a JSON key.
+// encodeKey appends the collation encoding of a JSON view key.
 func encodeKey(dst []byte, key json.RawMessage) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(key))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return mango.EncodeKey(dst, v), nil
+	return mango.EncodeViewKey(dst, key)
 }
