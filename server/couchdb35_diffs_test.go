@@ -12,7 +12,7 @@ package server
 // gzip bytes and its answers gzip-encoded), and a 400's reason is our own
 // diagnostic (the status and error name must match).
 var couchDBDifferenceReasons = map[string][]string{
-	"GET / names Settee and its version, not CouchDB's git_sha: a client must not take it for CouchDB 3.5 (CouchDB's replicator and PouchDB read only `couchdb`).": {
+	"GET / names Settee and its version, not CouchDB's git_sha, and lists only the features it has (server.Features): a client must not take it for CouchDB 3.5 (CouchDB's replicator and PouchDB read only `couchdb`).": {
 		"requests#1", "requests#277", "pouchdb-pull#2", "pouchdb-push#3",
 		"couchdb35-extra/auth#1", "couchdb35-extra/auth#239", "couchdb35-extra/auth#329", "couchdb35-extra/auth#373", "couchdb35-extra/auth#417", "couchdb35-extra/auth#461", "couchdb35-extra/auth#505", "couchdb35-extra/auth#547",
 	},

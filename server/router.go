@@ -179,6 +179,13 @@ func methodNotAllowed(allowed string) error {
 
 func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
 
+// Features are the CouchDB features GET / lists, which clients branch on:
+// only those this server has. JavaScript design functions run in QuickJS
+// ("quickjs", as CouchDB 3.5 says of its own engine); there are no
+// partitioned databases, per-document access, storage engines to choose
+// or resharding.
+var Features = []string{"quickjs"}
+
 // serveWelcome is GET /.
 func (s *Server) serveWelcome(w http.ResponseWriter, r *http.Request, _ *call) {
 	if !isGet(r) {
@@ -190,9 +197,7 @@ func (s *Server) serveWelcome(w http.ResponseWriter, r *http.Request, _ *call) {
 		"version": Version,
 		"uuid":    s.serverUUID(r),
 		"vendor":  map[string]string{"name": "Settee", "version": Version},
-		"features": []string{
-			"access-ready", "partitioned", "pluggable-storage-engines", "reshard", "scheduler",
-		},
+		"features": Features,
 	})
 }
 

@@ -172,3 +172,22 @@ func FuzzParseRoute(f *testing.F) {
 		}
 	})
 }
+
+// GET / lists only the features this server has: a client that sees
+// "partitioned" or "access-ready" would send requests it cannot serve.
+func TestWelcomeFeatures(t *testing.T) {
+	ts := newTServer(t, Config{})
+	m := ts.must(200, "GET", "/", nil).json(t)
+	got := map[string]bool{}
+	for _, f := range m["features"].([]any) {
+		got[f.(string)] = true
+	}
+	for _, absent := range []string{"access-ready", "partitioned", "pluggable-storage-engines", "reshard"} {
+		if got[absent] {
+			t.Errorf("GET / lists %q, which this server lacks", absent)
+		}
+	}
+	if !got["quickjs"] {
+		t.Errorf("GET / does not list quickjs: %v", m["features"])
+	}
+}
