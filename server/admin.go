@@ -4,33 +4,14 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
 )
 
 // serveMissingRevs is POST /{db}/_missing_revs, the older form of
 // _revs_diff: the revisions of each document the database lacks.
 func (s *Server) serveMissingRevs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
-	if r.Method != http.MethodPost {
-		s.writeError(w, r, methodNotAllowed("POST"))
-		return
-	}
-	var req map[string][]string
-	if err := decodeJSONBody(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	for _, revs := range req {
-		for _, rev := range revs {
-			if _, _, err := couchdoc.ParseRev(rev); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
-	}
-	res, err := db.RevsDiff(r.Context(), req)
-	if err != nil {
-		s.writeError(w, r, err)
+	res, ok := s.revsDiff(w, r, db)
+	if !ok {
 		return
 	}
 	missing := map[string][]string{}

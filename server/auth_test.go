@@ -2,9 +2,9 @@ package server
 
 import (
 	"bufio"
-	"encoding/base64"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"

@@ -186,36 +186,47 @@ func docResult(id, rev string, err error) couchdoc.DocResult {
 
 // serveRevsDiff is POST /{db}/_revs_diff.
 func (s *Server) serveRevsDiff(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
-	if r.Method != http.MethodPost {
-		s.writeError(w, r, methodNotAllowed("POST"))
-		return
-	}
-	var req map[string][]string
-	if err := decodeJSONBody(r, &req); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	for id, revs := range req {
-		if id == "" {
-			s.writeError(w, r, badRequest("Document id must not be empty"))
-			return
-		}
-		for _, rev := range revs {
-			if _, _, err := couchdoc.ParseRev(rev); err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-		}
-	}
-	res, err := db.RevsDiff(r.Context(), req)
-	if err != nil {
-		s.writeError(w, r, err)
+	res, ok := s.revsDiff(w, r, db)
+	if !ok {
 		return
 	}
 	if res == nil {
 		res = map[string]couchdoc.RevsDiffResult{}
 	}
 	writeJSON(w, http.StatusOK, res)
+}
+
+// revsDiff reads the {id: [revs]} body of POST _revs_diff or
+// _missing_revs and compares it with db; ok is false when it answered
+// the request with an error.
+func (s *Server) revsDiff(w http.ResponseWriter, r *http.Request, db *localdb.DB) (res map[string]couchdoc.RevsDiffResult, ok bool) {
+	if r.Method != http.MethodPost {
+		s.writeError(w, r, methodNotAllowed("POST"))
+		return nil, false
+	}
+	var req map[string][]string
+	if err := decodeJSONBody(r, &req); err != nil {
+		s.writeError(w, r, err)
+		return nil, false
+	}
+	for id, revs := range req {
+		if id == "" {
+			s.writeError(w, r, badRequest("Document id must not be empty"))
+			return nil, false
+		}
+		for _, rev := range revs {
+			if _, _, err := couchdoc.ParseRev(rev); err != nil {
+				s.writeError(w, r, err)
+				return nil, false
+			}
+		}
+	}
+	res, err := db.RevsDiff(r.Context(), req)
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, false
+	}
+	return res, true
 }
 
 // bulkGetItem is one requested revision of _bulk_get.

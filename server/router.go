@@ -193,10 +193,10 @@ func (s *Server) serveWelcome(w http.ResponseWriter, r *http.Request, _ *call) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"couchdb": "Welcome",
-		"version": Version,
-		"uuid":    s.serverUUID(r),
-		"vendor":  map[string]string{"name": "Settee", "version": Version},
+		"couchdb":  "Welcome",
+		"version":  Version,
+		"uuid":     s.serverUUID(r),
+		"vendor":   map[string]string{"name": "Settee", "version": Version},
 		"features": Features,
 	})
 }
