@@ -37,7 +37,7 @@ type VFS struct {
 	open atomic.Int32 // files open through the VFS
 
 	mu      sync.Mutex
-	mains   map[uintptr]*file   // open database files by their name's address
+	mains   map[uintptr]*file  // open database files by their name's address
 	pending map[string][8]byte // salts of files to be made (UseSalt)
 	closed  bool
 
