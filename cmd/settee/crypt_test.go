@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,6 +55,19 @@ func TestEncryptedStoreCLI(t *testing.T) {
 		ok(t, "clone", "--key-file", kf, enc, clone)
 		if out := ok(t, "export", "--key-file", kf, clone); !strings.Contains(out, "CLIMARKER") {
 			t.Fatalf("export of the clone: %s", out)
+		}
+		if kf == keyFile {
+			// A served store stays encrypted on disk.
+			url := serveBinary(t, clone, nil, "--key-file", kf)
+			resp, err := http.Get(url + "/" + dbNameOf(clone) + "/a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !bytes.Contains(body, []byte("CLIMARKER")) {
+				t.Fatalf("served: %d %s", resp.StatusCode, body)
+			}
 		}
 		ok(t, "rekey", "--key-file", kf, enc, wrongFile)
 		failsWith(t, cli(t, nil, "info", "--key-file", kf, enc), exitWrongKey)
