@@ -48,6 +48,15 @@ func CloneKey(ctx context.Context, src, dst string, key []byte) error {
 	vp, into := "", tmp
 	if v != nil {
 		defer v.Close()
+		// The seed's salt, so that a key stretched from a passphrase with
+		// it opens the clone too.
+		salt, err := StoreSalt(src)
+		if err == nil {
+			err = v.UseSalt(sqlitePath(tmp), salt)
+		}
+		if err != nil {
+			return fmt.Errorf("clone: %w", err)
+		}
 		vp = "&vfs=" + v.Name()
 		into = fileURI(tmp) + "?vfs=" + v.Name()
 	}

@@ -81,9 +81,14 @@ func openVFS(path string, exists bool, opts *Options) (*cryptvfs.VFS, error) {
 	if err != nil {
 		return nil, err
 	}
-	if exists {
+	switch {
+	case exists:
 		err = v.CheckHeader(h)
-	} else {
+	case opts.KeySalt != nil:
+		if err = v.UseSalt(sqlitePath(path), opts.KeySalt); err == nil {
+			err = v.Create(path, "PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL")
+		}
+	default:
 		err = v.Create(path, "PRAGMA auto_vacuum = INCREMENTAL", "PRAGMA journal_mode = WAL")
 	}
 	if errors.Is(err, cryptvfs.ErrPlain) {
@@ -128,6 +133,38 @@ func keyError(path string, err error) error {
 		return &OpenError{path, "is not a SQLite database", ErrNotStore}
 	}
 	return &OpenError{path, "cannot make an encrypted store: " + err.Error(), err}
+}
+
+// StoreSalt returns the salt in the header of the encrypted store at path
+// (for a key stretched from a passphrase with it), nil when the file is
+// missing or empty, and an *OpenError matching ErrPlainStore for a plain
+// store or ErrNotStore for another file.
+func StoreSalt(path string) ([]byte, error) {
+	h, err := readHeader(path)
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(h) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, pathError(path, err)
+	}
+	salt, err := cryptvfs.Salt(h)
+	if err != nil {
+		return nil, keyError(path, err)
+	}
+	return salt, nil
+}
+
+// sqlitePath is path as SQLite names the file it opens: absolute, with
+// the symbolic links of its folder resolved.
+func sqlitePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		return filepath.Join(dir, filepath.Base(abs))
+	}
+	return abs
 }
 
 // readHeader reads the first bytes of a file (fewer if it is shorter).

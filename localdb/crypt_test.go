@@ -209,3 +209,98 @@ func readAll(path string, key []byte) error {
 	}
 	return nil
 }
+
+// docIDs lists a store's document ids.
+func docIDs(t *testing.T, path string, key []byte) string {
+	t.Helper()
+	db, err := localdb.Open(path, &localdb.Options{Key: key, NoCreate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ids []string
+	if _, err := db.AllDocs(bg, localdb.AllDocsOptions{}, func(r *localdb.AllDocsRow) error {
+		ids = append(ids, r.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, rc, err := db.OpenAttachment(bg, ids[0], "", "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	return strings.Join(ids, ",")
+}
+
+// TestEncryptDecryptRekey: a plain store encrypted, rekeyed and decrypted
+// keeps its documents; each step refuses the wrong key, and rekeying
+// refuses a store open elsewhere.
+func TestEncryptDecryptRekey(t *testing.T) {
+	if localdb.SuiteKey() != nil {
+		t.Skip("starts from a plain store")
+	}
+	dir := t.TempDir()
+	plain, enc, back := filepath.Join(dir, "plain.db"), filepath.Join(dir, "enc.db"), filepath.Join(dir, "back.db")
+	db, err := localdb.Open(plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putMarked(t, db, "PLAINMARK", 12)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := docIDs(t, plain, nil)
+	k1, k2 := newKey(t), newKey(t)
+	salt := []byte("saltsalt")
+	if err := localdb.Encrypt(bg, plain, enc, k1, salt); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := localdb.StoreSalt(enc); err != nil || string(got) != string(salt) {
+		t.Fatalf("salt %q, %v", got, err)
+	}
+	b, _ := os.ReadFile(enc)
+	if bytes.Contains(b, []byte("PLAINMARK")) {
+		t.Fatal("the encrypted copy holds plaintext")
+	}
+	if got := docIDs(t, enc, k1); got != want {
+		t.Fatalf("encrypted: %s, want %s", got, want)
+	}
+	if err := localdb.Encrypt(bg, plain, enc, k1, nil); !errors.Is(err, couchdoc.ErrFileExists) {
+		t.Fatalf("encrypt over an existing file: %v", err)
+	}
+	if err := localdb.Rekey(bg, enc, k2, k1, nil); !errors.Is(err, localdb.ErrWrongKey) {
+		t.Fatalf("rekey with the wrong key: %v", err)
+	}
+	open, err := localdb.Open(enc, &localdb.Options{Key: k1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := localdb.Rekey(bg, enc, k1, k2, nil); err == nil {
+		t.Fatal("rekeyed a store open elsewhere")
+	}
+	open.Close()
+	if err := localdb.Rekey(bg, enc, k1, k2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := localdb.Open(enc, &localdb.Options{Key: k1}); !errors.Is(err, localdb.ErrWrongKey) {
+		t.Fatalf("old key after rekey: %v", err)
+	}
+	if got := docIDs(t, enc, k2); got != want {
+		t.Fatalf("rekeyed: %s, want %s", got, want)
+	}
+	for _, s := range []string{"-wal", "-journal", ".crypt-tmp"} {
+		if _, err := os.Stat(enc + s); err == nil {
+			t.Errorf("%s left behind", s)
+		}
+	}
+	if err := localdb.Decrypt(bg, enc, back, k1); !errors.Is(err, localdb.ErrWrongKey) {
+		t.Fatalf("decrypt with the wrong key: %v", err)
+	}
+	if err := localdb.Decrypt(bg, enc, back, k2); err != nil {
+		t.Fatal(err)
+	}
+	if got := docIDs(t, back, nil); got != want {
+		t.Fatalf("decrypted: %s, want %s", got, want)
+	}
+}

@@ -31,6 +31,11 @@ type Options struct {
 	// must have been made with the same key (ErrWrongKey), and a key for
 	// a plain store is ErrPlainStore. The key is never written anywhere.
 	Key []byte
+	// KeySalt, with Key, is the salt (8 bytes) written in a new store's
+	// header instead of a random one: for a Key stretched from a
+	// passphrase with it (StoreSalt reads it back). Ignored for an
+	// existing store.
+	KeySalt []byte
 }
 
 // Info is a database's summary, as CouchDB's GET /{db} gives it.

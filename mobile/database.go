@@ -57,8 +57,32 @@ func OpenShared(path string) (d *Database, err error) {
 	return open(path, localdb.WatchNotify)
 }
 
+// OpenEncrypted opens (or creates) the store at path encrypted at rest
+// with key: 32 random bytes the app makes once (SecureRandom, SecRandom)
+// and keeps in the Android Keystore or the iOS Keychain, never in a file
+// or a log. Every page the store writes (file, WAL, journals, view
+// indexes) is sealed with it. An existing store opened with another key,
+// or a plain store opened with a key, is CodeWrongKey and changes
+// nothing; a damaged page later is CodeFailedAuthentication. shared is
+// OpenShared's: another process also writes the store.
+func OpenEncrypted(path string, key []byte, shared bool) (d *Database, err error) {
+	defer recoverTo(&err)
+	if len(key) != localdb.KeySize {
+		return nil, badRequest("the key is %d bytes, want %d", len(key), localdb.KeySize)
+	}
+	watch := localdb.WatchLocal
+	if shared {
+		watch = localdb.WatchNotify
+	}
+	return openWith(path, &localdb.Options{Watch: watch, Key: key})
+}
+
 func open(path string, watch localdb.WatchMode) (*Database, error) {
-	db, err := localdb.Open(path, &localdb.Options{Watch: watch})
+	return openWith(path, &localdb.Options{Watch: watch})
+}
+
+func openWith(path string, opts *localdb.Options) (*Database, error) {
+	db, err := localdb.Open(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,12 @@ func (*Databases) OpenShared(path string) (d *Database, err error) {
 	return OpenShared(path)
 }
 
+// OpenEncrypted is the package's OpenEncrypted: a store encrypted at rest
+// with key (32 bytes from the Keystore or Keychain).
+func (*Databases) OpenEncrypted(path string, key []byte, shared bool) (d *Database, err error) {
+	return OpenEncrypted(path, key, shared)
+}
+
 // OpenCopy is the package's OpenCopy: a store of its own at path, made
 // from a prebuilt seed store.
 func (*Databases) OpenCopy(seedPath, path string) (d *Database, err error) {

@@ -46,6 +46,12 @@ const (
 	CodeNotAStore = "not_a_store"
 	// CodeNewerStore: the store was written by a newer Settee.
 	CodeNewerStore = "newer_store"
+	// CodeWrongKey: an encrypted store opened with another key or with
+	// none (OpenEncrypted), or a plain store opened with a key.
+	CodeWrongKey = "wrong_key"
+	// CodeFailedAuthentication: a page of an encrypted store failed
+	// authentication: the file is damaged or was changed outside Settee.
+	CodeFailedAuthentication = "failed_authentication"
 	// CodeNetwork: the remote could not be reached.
 	CodeNetwork = "network"
 	// CodeCancelled: the call was cut short by Close.
@@ -62,7 +68,7 @@ var knownCodes = map[string]bool{}
 func init() {
 	for _, c := range []string{CodeNotFound, CodeConflict, CodeBadRequest, CodeIllegalDocID, CodeDocValidation,
 		CodeUnauthorized, CodeForbidden, CodeMissingStub, CodeFileExists, CodeTooLarge, CodeClosed,
-		CodeDatabaseOpen, CodeNotAStore, CodeNewerStore, CodeNetwork, CodeCancelled, CodeInternal, CodeUnknown} {
+		CodeDatabaseOpen, CodeNotAStore, CodeNewerStore, CodeWrongKey, CodeFailedAuthentication, CodeNetwork, CodeCancelled, CodeInternal, CodeUnknown} {
 		knownCodes[c] = true
 	}
 }
@@ -105,6 +111,8 @@ func ErrorClass(err error) (class string) {
 		return ""
 	case errors.Is(err, localdb.ErrNoStore), errors.Is(err, fs.ErrNotExist):
 		return failure.NotFound.String()
+	case errors.Is(err, localdb.ErrWrongKey), errors.Is(err, localdb.ErrNeedKey):
+		return failure.Unauthorized.String() // only the right key fixes it
 	}
 	return failure.Classify(err).String()
 }
@@ -146,6 +154,10 @@ func codeOf(err error) string {
 		return CodeNotAStore
 	case errors.Is(err, localdb.ErrNewerStore):
 		return CodeNewerStore
+	case errors.Is(err, localdb.ErrWrongKey), errors.Is(err, localdb.ErrNeedKey), errors.Is(err, localdb.ErrPlainStore):
+		return CodeWrongKey
+	case errors.Is(err, localdb.ErrAuthFailed):
+		return CodeFailedAuthentication
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, localdb.ErrNoStore):
 		return CodeNotFound
 	case errors.Is(err, fs.ErrExist):

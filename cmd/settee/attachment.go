@@ -41,6 +41,7 @@ from FILE's extension, else application/octet-stream. Prints
 
 func runAttachment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("attachment")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "get: read this `revision`; put: the revision this edit replaces")
 	update := fs.Bool("update", false, "put: write on the current winning revision (no --rev needed)")
@@ -80,7 +81,7 @@ func runAttachment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return usageErrorf("the attachment name is empty")
 	}
 	if pos[0] == "get" {
-		return withStore(path, false, func(db *localdb.DB) error {
+		return withStore(path, false, ks, func(db *localdb.DB) error {
 			return getAttachment(ctx, db, id, *rev, name, *output, *info, stdout, out)
 		})
 	}
@@ -99,7 +100,7 @@ func runAttachment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *ctype == "" {
 		*ctype = "application/octet-stream"
 	}
-	return withStore(path, true, func(db *localdb.DB) error {
+	return withStore(path, true, ks, func(db *localdb.DB) error {
 		newRev, err := putAttachment(ctx, db, id, *rev, *update, name, *ctype, body)
 		if err != nil {
 			return fmt.Errorf("attachment put %s %s: %w", id, name, err)

@@ -21,6 +21,7 @@ changes until Ctrl-C.`,
 
 func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("changes")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	since := fs.Int64("since", 0, "start after this `seq`")
 	limit := fs.Int("limit", 0, "print at most `n` rows (0: no limit)")
@@ -38,7 +39,7 @@ func runChanges(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *follow && (*descending || *limit > 0) {
 		return usageErrorf("--follow cannot be combined with --descending or --limit")
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		opts := localdb.FollowOptions{ChangesOptions: localdb.ChangesOptions{Limit: *limit, Descending: *descending,
 			AllDocs: *allLeaves, IncludeDocs: *includeDocs, Conflicts: *includeDocs}}
 		if *follow {

@@ -52,6 +52,7 @@ const maxListed = 20
 
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fset := flagSet("check")
+	ks := keyFlag(fset)
 	out := outputFlags(fset, stdout)
 	pos, err := parseFlags(fset, checkHelp, args, 1, 1, stdout)
 	if err != nil {
@@ -62,15 +63,30 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	path := pos[0]
 	rep := checkReport{Path: path, Unreadable: []string{}}
-	db, oerr := localdb.Open(path, &localdb.Options{NoCreate: true})
-	if oerr != nil && !isDamaged(oerr) {
-		_, err := openStore(path, false) // its words for a missing or foreign file
+	key, _, err := ks.options(path)
+	if err != nil {
+		return err
+	}
+	db, oerr := localdb.Open(path, &localdb.Options{NoCreate: true, Key: key})
+	if oerr != nil && !isDamaged(oerr) && !errors.Is(oerr, localdb.ErrAuthFailed) {
+		_, err := openStore(path, false, ks) // its words for a missing or foreign file
 		if err == nil {
 			err = oerr
 		}
 		return err
 	}
-	rep.Integrity = integrityCheck(ctx, path)
+	switch {
+	case key == nil:
+		rep.Integrity = integrityCheck(ctx, path)
+	case oerr == nil:
+		// Through the store, which reads (and authenticates) every page.
+		var err error
+		if rep.Integrity, err = db.IntegrityCheck(ctx); err != nil {
+			rep.Integrity = append(rep.Integrity, oneLine(err.Error()))
+		}
+	default:
+		rep.Integrity = []string{oneLine(oerr.Error())}
+	}
 	if oerr != nil {
 		rep.Open = oerr.Error()
 	} else {

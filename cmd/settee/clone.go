@@ -23,6 +23,7 @@ UUID and shares its checkpoints.`,
 
 func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("clone")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, cloneHelp, args, 2, 2, stdout)
 	if err != nil {
@@ -31,10 +32,14 @@ func runClone(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := out.check(); err != nil {
 		return err
 	}
-	if err := localdb.Clone(ctx, pos[0], pos[1]); err != nil {
+	key, _, err := ks.options(pos[0])
+	if err != nil {
 		return err
 	}
-	return withStore(pos[1], false, func(db *localdb.DB) error {
+	if err := localdb.CloneKey(ctx, pos[0], pos[1], key); err != nil {
+		return err
+	}
+	return withStore(pos[1], false, ks, func(db *localdb.DB) error {
 		return out.value(struct {
 			Path  string   `json:"path"`
 			UUID  string   `json:"uuid"`

@@ -18,6 +18,7 @@ file size before and after, in bytes.`,
 
 func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("compact")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, compactHelp, args, 1, 1, stdout)
 	if err != nil {
@@ -26,7 +27,7 @@ func runCompact(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := out.check(); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		before, err := db.Sizes(ctx)
 		if err != nil {
 			return err

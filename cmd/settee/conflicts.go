@@ -20,6 +20,7 @@ each (one line each when piped): the id, the winning revision CouchDB's rules pi
 
 func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("conflicts")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	idsOnly := fs.Bool("ids", false, "print only the document ids")
 	pos, err := parseFlags(fs, conflictsHelp, args, 1, 1, stdout)
@@ -29,7 +30,7 @@ func runConflicts(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := out.check(); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		// Collect the ids first: the store may hold a read transaction open
 		// while it calls back.
 		var ids []string

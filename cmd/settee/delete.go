@@ -22,6 +22,7 @@ to resolve a conflict by hand. Prints {"ok":true,"id":...,"rev":...}.`,
 
 func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("delete")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` to delete (default: the current winner)")
 	pos, err := parseFlags(fs, deleteHelp, args, 2, 2, stdout)
@@ -35,7 +36,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkRev("--rev", *rev, id); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		if couchdoc.IsLocalID(id) {
 			r := *rev
 			if r == "" {

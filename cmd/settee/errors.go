@@ -26,6 +26,7 @@ const (
 	exitAuth        = 4   // unauthorized or forbidden
 	exitNotFound    = 5   // database or document not found
 	exitConflict    = 6   // document update conflict
+	exitWrongKey    = 7   // an encrypted store without its key, or a key for a plain one
 	exitInterrupted = 130 // stopped by Ctrl-C or SIGTERM (checkpoint written)
 )
 
@@ -38,6 +39,7 @@ var exitMeaning = map[int]string{
 	exitAuth:        "unauthorized or forbidden (check the user and password)",
 	exitNotFound:    "no local store at the path, or database or document not found",
 	exitConflict:    "document update conflict",
+	exitWrongKey:    "wrong key, or no key, for an encrypted store (--key-file, $SETTEE_KEY_FILE),\n       or a key for a store that is not encrypted",
 	exitInterrupted: "interrupted by Ctrl-C or SIGTERM (replications write a checkpoint first)",
 }
 
@@ -52,7 +54,7 @@ func exitCodesOf(codes []int) string {
 }
 
 // exitCodesHelp lists every exit code, for "settee help".
-var exitCodesHelp = exitCodesOf([]int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitConflict, exitInterrupted})
+var exitCodesHelp = exitCodesOf([]int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitConflict, exitWrongKey, exitInterrupted})
 
 // errUsage is returned after the usage text was already printed.
 var errUsage = &exitError{code: exitUsage}
@@ -118,6 +120,9 @@ func exitCode(err error) int {
 	}
 	if errors.Is(err, context.Canceled) {
 		return exitInterrupted
+	}
+	if isKeyError(err) {
+		return exitWrongKey
 	}
 	return classExit[failure.Classify(err)]
 }

@@ -24,6 +24,7 @@ never replicated. Without a flag, prints the current one. Prints
 
 func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("expire")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	in := fs.Duration("in", 0, "expire after this `duration` from now")
 	at := fs.String("at", "", "expire at this `time` (RFC 3339)")
@@ -55,7 +56,7 @@ func runExpire(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return usageErrorf("expire: --at: %v", err)
 		}
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		id := pos[1]
 		if set == 1 {
 			if err := db.SetExpiration(ctx, id, when); err != nil {

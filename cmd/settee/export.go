@@ -38,13 +38,14 @@ const exportPage = 500
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("export")
+	ks := keyFlag(fs)
 	skip := fs.Bool("skip-unreadable", false, "leave out (and name on stderr) the documents that cannot be read")
 	pos, err := parseFlags(fs, exportHelp, args, 1, 1, stdout)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(stdout, 256<<10)
-	err = withStore(pos[0], false, func(db *localdb.DB) error {
+	err = withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		var written, skipped int64
 		salvage := ""
 		if *skip {

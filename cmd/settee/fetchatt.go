@@ -26,6 +26,7 @@ settee fetch-attachment --evict LOCAL.db DOCID NAME. Prints
 
 func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("fetch-attachment")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	var rf remoteFlags
 	rf.register(fs)
@@ -41,7 +42,7 @@ func runFetchAttachment(ctx context.Context, args []string, stdout, stderr io.Wr
 	if *evict != (len(pos) == 3) {
 		return usageErrorf("give LOCAL.db URL DOCID NAME to fetch, or --evict LOCAL.db DOCID NAME")
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		id, name := pos[len(pos)-2], pos[len(pos)-1]
 		if *evict {
 			err = db.EvictAttachment(ctx, id, name)

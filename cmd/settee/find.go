@@ -27,6 +27,7 @@ CouchDB. With --explain, print the plan instead: the index and key range.`,
 
 func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("find")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	explain := fs.Bool("explain", false, "print the query plan (CouchDB's _explain) instead of running it")
 	pos, err := parseFlags(fs, findHelp, args, 2, 2, stdout)
@@ -40,7 +41,7 @@ func runFind(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("read query: %w", err)
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		if *explain {
 			ex, err := query.Explain(ctx, db, pos[0], body)
 			if err != nil {

@@ -22,10 +22,10 @@ type cmdHelp struct {
 
 // The exit codes commands share, for cmdHelp.exits.
 var (
-	storeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound}
-	writeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound, exitConflict}
+	storeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound, exitWrongKey}
+	writeExits = []int{exitOK, exitFailure, exitUsage, exitNotFound, exitConflict, exitWrongKey}
 	netExits   = []int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound}
-	replExits  = []int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitInterrupted}
+	replExits  = []int{exitOK, exitFailure, exitUsage, exitTransient, exitAuth, exitNotFound, exitWrongKey, exitInterrupted}
 )
 
 // flagSet returns an empty flag set for a subcommand. Parse it with

@@ -29,6 +29,7 @@ replication checkpoints.`,
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("get")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "read this `revision` instead of the winner")
 	revs := fs.Bool("revs", false, "include the revision history (_revisions)")
@@ -45,7 +46,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRev("--rev", *rev, id); err != nil {
 		return err
 	}
-	return withStore(path, false, func(db *localdb.DB) error {
+	return withStore(path, false, ks, func(db *localdb.DB) error {
 		if couchdoc.IsLocalID(id) {
 			doc, err := db.GetLocal(ctx, id)
 			if err != nil {

@@ -51,6 +51,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func importFrom(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flagSet("import")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, importHelp, args, 1, 1, stdout)
 	if err != nil {
@@ -70,7 +71,7 @@ func importFrom(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if _, err := spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return withStore(pos[0], true, func(db *localdb.DB) error {
+	return withStore(pos[0], true, ks, func(db *localdb.DB) error {
 		st := importStats{Read: n}
 		var firstFail string
 		var otherFail bool

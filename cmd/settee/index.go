@@ -27,6 +27,7 @@ first; delete removes one (and its design document when it was the last).`,
 
 func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("index")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, indexHelp, args, 2, 4, stdout)
 	if err != nil {
@@ -45,7 +46,7 @@ func runIndex(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("read index: %w", err)
 		}
 	}
-	return withStore(pos[1], false, func(db *localdb.DB) error {
+	return withStore(pos[1], false, ks, func(db *localdb.DB) error {
 		switch pos[0] {
 		case "create":
 			res, err := query.CreateIndex(ctx, db, body)

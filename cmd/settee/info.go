@@ -21,6 +21,7 @@ revisions, leaves, conflicted documents and attachments.`,
 
 func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("info")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, infoHelp, args, 1, 1, stdout)
 	if err != nil {
@@ -29,7 +30,7 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := out.check(); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		info, err := db.Info(ctx)
 		if err != nil {
 			return err

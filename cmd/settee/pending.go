@@ -29,6 +29,7 @@ not, so a push with it and one without share their checkpoint). --json
 func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f replFlags
 	fs := flagSet("pending")
+	ks := keyFlag(fs)
 	fs.BoolVar(&f.continuous, "continuous", false, "the push is continuous (part of its checkpoint's id)")
 	fs.Func("doc-ids", "the push replicates only these comma-separated `ids`", func(v string) error {
 		f.docIDs, f.docIDsSet = v, true
@@ -59,7 +60,7 @@ func runPending(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		opts.Source, opts.Target = newLocalPeer(db), remotePeer
 		rep, err := sync.New(opts)
 		if err != nil {

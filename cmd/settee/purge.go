@@ -23,6 +23,7 @@ space back.`,
 
 func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("purge")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, purgeHelp, args, 2, -1, stdout)
 	if err != nil {
@@ -31,7 +32,7 @@ func runPurge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := out.check(); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		id, revs := pos[1], pos[2:]
 		if len(revs) == 0 {
 			leaves, err := db.OpenRevs(ctx, id, nil, localdb.GetOptions{})

@@ -32,6 +32,7 @@ A stale revision fails with a conflict (exit code 6). Prints
 
 func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("put")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` this edit replaces")
 	update := fs.Bool("update", false, "replace the current winning revision (no --rev needed)")
@@ -65,7 +66,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *rev != "" {
 		doc.Rev = *rev
 	}
-	return withStore(pos[0], true, func(db *localdb.DB) error {
+	return withStore(pos[0], true, ks, func(db *localdb.DB) error {
 		if couchdoc.IsLocalID(doc.ID) {
 			if *update && doc.Rev == "" {
 				if cur, err := db.GetLocal(ctx, doc.ID); err == nil {

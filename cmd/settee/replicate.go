@@ -211,6 +211,7 @@ func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, stdout, stderr io.Writer) (err error) {
 	var f replFlags
 	fs := flagSet(dir)
+	ks := keyFlag(fs)
 	f.registerOn(fs, dir)
 	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
 	if err != nil {
@@ -243,7 +244,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if dir == "push" {
 		// Refuse a path with no store before any request; a push never
 		// creates one.
-		if db, err = openStore(pos[0], false); err != nil {
+		if db, err = openStore(pos[0], false, ks); err != nil {
 			return err
 		}
 		defer closeStore(db, &err)
@@ -270,7 +271,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 		return err
 	}
 	if db == nil { // pull and sync create the store, once the remote answered
-		if db, err = openStore(pos[0], true); err != nil {
+		if db, err = openStore(pos[0], true, ks); err != nil {
 			return err
 		}
 		defer closeStore(db, &err)

@@ -40,6 +40,7 @@ Prints {"ok":true,"id":...,"rev":WINNER,"deleted":[...]}.`,
 
 func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("resolve")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	winner := fs.String("winner", "", "the leaf `revision` to keep (default: the current winner)")
 	merge := fs.String("merge", "", "write this merged body (`JSON`, - or @FILE) on the winner")
@@ -63,7 +64,7 @@ func runResolve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("merged document: %v", err)}
 		}
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		res, err := resolveConflict(ctx, db, pos[1], *winner, merged)
 		if errors.Is(err, localdb.ErrNoConflict) {
 			return noConflict(ctx, db, pos[1], merged != nil, out, stderr)

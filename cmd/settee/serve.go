@@ -74,6 +74,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	corsCreds := fset.Bool("cors-credentials", false, "allow cookies and Authorization on cross-origin requests ([cors] credentials)")
 	corsMethods := fset.String("cors-methods", "", "the `methods` a cross-origin request may use ([cors] methods; default CouchDB's)")
 	corsHeaders := fset.String("cors-headers", "", "the request `headers` a cross-origin request may send ([cors] headers; default CouchDB's)")
+	ks := keyFlag(fset)
 	corsMaxAge := fset.Int("cors-max-age", 600, "how long browsers may cache a preflight answer, in `seconds` ([cors] max_age)")
 	hub := addHubFlags(fset)
 	pos, err := parseFlags(fset, serveHelp, args, 1, 1, stdout)
@@ -91,6 +92,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	path := pos[0]
+	if ks.path() != "" {
+		// One key for every store served (a served store stays encrypted
+		// on disk). A passphrase is stretched with the salt of a single
+		// store's header; a folder of stores needs a raw key.
+		kp := path
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			kp = ""
+		}
+		k, salt, err := ks.options(kp)
+		if err != nil {
+			return err
+		}
+		if salt != nil && kp == "" {
+			return usageErrorf("serve DIR takes a key file of 64 hex digits, not a passphrase: each store's passphrase key depends on its own salt")
+		}
+		cfg.DBOptions.Key, cfg.DBOptions.KeySalt = k, salt
+	}
 	st, err := os.Stat(path)
 	switch {
 	case err == nil && st.IsDir():

@@ -18,8 +18,13 @@ import (
 // a path that holds no store yet is a not-found error rather than a new
 // empty store: a typo or a read must not create a database. Another
 // program's file, or a newer store's, is refused and left unchanged.
-func openStore(path string, create bool) (*localdb.DB, error) {
-	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create})
+func openStore(path string, create bool, ks *keySource) (*localdb.DB, error) {
+	key, salt, err := ks.options(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := localdb.Open(path, &localdb.Options{NoCreate: !create, Key: key, KeySalt: salt})
+	clear(key)
 	if errors.Is(err, localdb.ErrNoStore) && errors.Is(err, fs.ErrNotExist) {
 		return nil, &exitError{code: exitNotFound, msg: fmt.Sprintf("no local store at %s (check the path; settee pull, sync, put, attachment put and import create one)", path), err: err}
 	}
@@ -123,8 +128,8 @@ func docJSON(doc *couchdoc.Doc) (json.RawMessage, error) {
 // withStore opens the store at path (openStore's rules for create), runs
 // fn on it and closes it, returning fn's error or else the close's: the
 // one way a subcommand opens its store.
-func withStore(path string, create bool, fn func(db *localdb.DB) error) (err error) {
-	db, err := openStore(path, create)
+func withStore(path string, create bool, ks *keySource, fn func(db *localdb.DB) error) (err error) {
+	db, err := openStore(path, create, ks)
 	if err != nil {
 		return err
 	}

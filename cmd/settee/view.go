@@ -28,6 +28,7 @@ rows), "update_seq". The view is brought up to date first.`,
 
 func runView(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flagSet("view")
+	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	pos, err := parseFlags(fs, viewHelp, args, 2, 3, stdout)
 	if err != nil {
@@ -50,7 +51,7 @@ func runView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("view options: %w", err)
 	}
-	return withStore(pos[0], false, func(db *localdb.DB) error {
+	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		res, err := query.View(ctx, db, ddoc, view, opts)
 		if err != nil {
 			return fmt.Errorf("view %s/%s: %w", ddoc, view, err)

@@ -30,6 +30,7 @@ type file struct {
 	name  uintptr // fileDB: its name's address, the key of VFS.mains
 	main  *file   // fileWAL, fileJournal: the database they belong to
 	key   *pageKey
+	salt  *[saltSize]byte // fileDB: the salt to make it with (VFS.UseSalt)
 
 	scratch uintptr // C memory, cap bytes
 	cap     int
@@ -85,6 +86,11 @@ func xOpen(tls *libc.TLS, pVfs, zName, pFile uintptr, flags int32, pOutFlags uin
 	case flags&sqlite3.SQLITE_OPEN_MAIN_DB != 0:
 		f.kind = fileDB
 		f.name = zName
+		v.mu.Lock()
+		if s, ok := v.pending[libc.GoString(zName)]; ok {
+			f.salt = &s
+		}
+		v.mu.Unlock()
 	case flags&(sqlite3.SQLITE_OPEN_WAL|sqlite3.SQLITE_OPEN_MAIN_JOURNAL) != 0:
 		f.kind = fileWAL
 		if flags&sqlite3.SQLITE_OPEN_MAIN_JOURNAL != 0 {

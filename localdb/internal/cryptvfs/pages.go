@@ -156,7 +156,11 @@ func (f *file) keyForWrite(tls *libc.TLS) (*pageKey, int32) {
 		return nil, rc
 	}
 	if !ok {
-		k, err := deriveKey(f.v.key, newSalt())
+		salt := newSalt()
+		if f.salt != nil {
+			salt = *f.salt
+		}
+		k, err := deriveKey(f.v.key, salt)
 		if err != nil {
 			return nil, sqlite3.SQLITE_IOERR_WRITE
 		}

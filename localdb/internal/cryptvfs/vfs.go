@@ -36,9 +36,10 @@ type VFS struct {
 
 	open atomic.Int32 // files open through the VFS
 
-	mu     sync.Mutex
-	mains  map[uintptr]*file // open database files by their name's address
-	closed bool
+	mu      sync.Mutex
+	mains   map[uintptr]*file  // open database files by their name's address
+	pending map[string][8]byte // salts of files to be made (UseSalt)
+	closed  bool
 
 	failure atomic.Pointer[Failure] // the last failed authentication
 }
@@ -88,7 +89,7 @@ func New(key []byte, pageSize int) (*VFS, error) {
 	if under == 0 {
 		return nil, errors.New("cryptvfs: no default VFS")
 	}
-	v := &VFS{key: append([]byte(nil), key...), pageSize: pageSize, under: under, mains: map[uintptr]*file{}}
+	v := &VFS{key: append([]byte(nil), key...), pageSize: pageSize, under: under, mains: map[uintptr]*file{}, pending: map[string][8]byte{}}
 	v.handle = addHandle(v)
 	v.name = fmt.Sprintf("settee-crypt-%d", v.handle)
 	var err error
@@ -123,6 +124,34 @@ func New(key []byte, pageSize int) (*VFS, error) {
 		return nil, fmt.Errorf("cryptvfs: register: code %d", rc)
 	}
 	return v, nil
+}
+
+// UseSalt makes the file at path (as SQLite will name it: an absolute
+// path), when it is made through v from now on, take salt instead of a
+// random one: a key stretched from a passphrase with that salt can then
+// be found again from the file's header. nil forgets it.
+func (v *VFS) UseSalt(path string, salt []byte) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if salt == nil {
+		delete(v.pending, path)
+		return nil
+	}
+	if len(salt) != saltSize {
+		return fmt.Errorf("cryptvfs: the salt is %d bytes, want %d", len(salt), saltSize)
+	}
+	v.pending[path] = [8]byte(salt)
+	return nil
+}
+
+// Salt returns the salt in a store header (a file's first HeaderSize
+// bytes), or ErrPlain, ErrNotOurs.
+func Salt(h []byte) ([]byte, error) {
+	salt, _, err := parseHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	return salt[:], nil
 }
 
 // Name is the name to give as vfs= in a DSN.
@@ -171,3 +200,12 @@ func vfsOf(pVfs uintptr) *VFS {
 
 // call helpers: SQLite's method pointers are Go func values (ccgo).
 func fnp[F any](p uintptr) F { return *(*F)(unsafe.Pointer(&struct{ uintptr }{p})) }
+
+// DefaultName is the name of SQLite's default VFS ("unix" on Linux and
+// Darwin): what a plain file opened from a connection that reads through
+// a VFS of this package must name.
+func DefaultName() string {
+	tls := libc.NewTLS()
+	defer tls.Close()
+	return libc.GoString((*sqlite3.Tsqlite3_vfs)(ptr(sqlite3.Xsqlite3_vfs_find(tls, 0))).FzName)
+}

@@ -180,4 +180,34 @@ public class MobileApiTest {
 		db.delete("a", rev);
 		assertNull(a.poll(300, TimeUnit.MILLISECONDS));
 	}
+
+	@Test
+	public void encryptedStore() throws Exception {
+		byte[] key = new byte[32];
+		new java.security.SecureRandom().nextBytes(key);
+		String enc = new File(TMP, UUID.randomUUID() + "-enc.db").getPath();
+		Database e = dbs.openEncrypted(enc, key, false);
+		e.put("{\"_id\":\"a\",\"note\":\"JAVAMARKER\"}");
+		e.close();
+		byte[] file = java.nio.file.Files.readAllBytes(new File(enc).toPath());
+		assertFalse(new String(file, java.nio.charset.StandardCharsets.ISO_8859_1).contains("JAVAMARKER"));
+		e = dbs.openEncrypted(enc, key, false);
+		assertEquals("JAVAMARKER", str(e.get("a"), "note"));
+		e.close();
+		byte[] wrong = key.clone();
+		wrong[0] ^= 1;
+		try {
+			dbs.openEncrypted(enc, wrong, false);
+			fail("a wrong key opened the store");
+		} catch (Exception ex) {
+			assertEquals(Mobile.CodeWrongKey, Mobile.errorCode(ex));
+			assertEquals("unauthorized", Mobile.errorClass(ex));
+		}
+		try {
+			dbs.open(enc);
+			fail("no key opened the store");
+		} catch (Exception ex) {
+			assertEquals(Mobile.CodeWrongKey, Mobile.errorCode(ex));
+		}
+	}
 }
