@@ -249,7 +249,7 @@ func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o 
 		}
 	}
 	if o.Sorted || !mapOnly {
-		total, err := f.Count(ctx, viewstore.Range{View: vi})
+		total, err := f.Rows(ctx, vi)
 		if err != nil {
 			return nil, err
 		}
