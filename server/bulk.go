@@ -9,6 +9,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/wire"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/validate"
 )
 
 // serveBulkDocs is POST /{db}/_bulk_docs. The request is all or nothing as
@@ -65,6 +66,8 @@ func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *local
 		return
 	}
 	results := make([]couchdoc.DocResult, len(docs))
+	// One read of the validate_doc_update functions for the whole batch.
+	r = r.WithContext(validate.WithBatch(r.Context()))
 	var batch []*couchdoc.Doc
 	var where []int
 	for i, doc := range docs {

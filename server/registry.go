@@ -186,6 +186,7 @@ func (g *registry) remove(ctx context.Context, name string) error {
 	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
 		_ = os.Remove(file + suffix)
 	}
+	mango.CloseViews(file)
 	_ = os.RemoveAll(mango.ViewDir(file))
 	return nil
 }

@@ -63,10 +63,26 @@ function __compile(source) {
 // require is what functions call to load CommonJS modules; __useRoot
 // points it at the part of the design document they may load.
 var require;
+var __rootJSON = null, __rootRequire = null;
 function __useRoot(libJSON) {
-  var root = JSON.parse(libJSON);
-  var modules = Object.create(null);
-  require = function (name) { return __require(root, modules, "", name); };
+  // The same design document comes with every call: parse it once, as
+  // CouchDB's query server keeps the design documents it was given.
+  if (libJSON !== __rootJSON) {
+    var root = JSON.parse(libJSON);
+    var modules = Object.create(null);
+    __rootRequire = function (name) { return __require(root, modules, "", name); };
+    __rootJSON = libJSON;
+  }
+  require = __rootRequire;
+}
+var __ddocJSON = null, __ddoc = null;
+// __designDoc returns the parsed design document, parsed once per text.
+function __designDoc(ddocJSON) {
+  if (ddocJSON !== __ddocJSON) {
+    __ddoc = JSON.parse(ddocJSON);
+    __ddocJSON = ddocJSON;
+  }
+  return __ddoc;
 }
 
 // __require resolves a CommonJS module path (relative to the requiring
@@ -157,7 +173,7 @@ function __validate(source, ddocJSON, newDocJSON, oldDocJSON, userCtxJSON, secOb
     __useRoot(ddocJSON);
   } catch (e) { return __failure(e); }
   try {
-    var ddoc = JSON.parse(ddocJSON);
+    var ddoc = __designDoc(ddocJSON);
     f.call(ddoc, JSON.parse(newDocJSON), JSON.parse(oldDocJSON), JSON.parse(userCtxJSON), JSON.parse(secObjJSON));
     return __result(true);
   } catch (e) {
@@ -177,7 +193,7 @@ function __validate(source, ddocJSON, newDocJSON, oldDocJSON, userCtxJSON, secOb
 // __filter runs a filter function over documents: one boolean each.
 function __filter(source, ddocJSON, docsJSON, reqJSON) {
   try {
-    var ddoc = JSON.parse(ddocJSON);
+    var ddoc = __designDoc(ddocJSON);
     var f = __compile(source);
     __useRoot(ddocJSON);
     var docs = JSON.parse(docsJSON), req = JSON.parse(reqJSON), out = [];

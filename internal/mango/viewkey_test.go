@@ -43,3 +43,27 @@ func FuzzEncodeViewKey(f *testing.F) {
 		_, _ = EncodeViewKey(nil, b)
 	})
 }
+
+// TestViewKeyGroup: cutting an encoded array key to a group level gives
+// the encoding of the cut array.
+func TestViewKeyGroup(t *testing.T) {
+	for _, c := range []struct {
+		key   string
+		level int
+		want  string
+	}{
+		{`["a",{"x":[1,"y"]},3]`, 1, `["a"]`},
+		{`["a",{"x":[1,"y"]},3]`, 2, `["a",{"x":[1,"y"]}]`},
+		{`["a",{"x":[1,"y"]},3]`, 5, `["a",{"x":[1,"y"]},3]`},
+		{`["a"]`, 0, `[]`},
+		{`"s"`, 1, `"s"`},
+		{`{"b":1}`, 1, `{"b":1}`},
+	} {
+		key, _ := EncodeViewKey(nil, []byte(c.key))
+		want, _ := EncodeViewKey(nil, []byte(c.want))
+		got, ok := ViewKeyGroup(nil, key, c.level)
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("%s at %d: %x, want %x (%s)", c.key, c.level, got, want, c.want)
+		}
+	}
+}

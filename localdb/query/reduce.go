@@ -53,6 +53,12 @@ func (r *reducer) reduce(rows []reduceRow) (json.RawMessage, error) {
 	case "_sum":
 		var acc any
 		for _, row := range rows {
+			if f, ok := plainNumber(row.value); ok {
+				if a, isNum := acc.(float64); isNum || acc == nil {
+					acc = a + f
+					continue
+				}
+			}
 			v, err := decodeNumber(row.value)
 			if err == nil {
 				acc, err = sumValues(acc, v)
@@ -81,6 +87,16 @@ func (r *reducer) reduce(rows []reduceRow) (json.RawMessage, error) {
 func builtinError(reason string, cause []byte) json.RawMessage {
 	b, _ := json.Marshal(map[string]any{"error": "builtin_reduce_error", "reason": reason, "caused_by": json.RawMessage(cause)})
 	return b
+}
+
+// plainNumber reads a JSON number without a decoder (most values of a
+// summed view are).
+func plainNumber(b []byte) (float64, bool) {
+	if len(b) == 0 || (b[0] != '-' && (b[0] < '0' || b[0] > '9')) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	return f, err == nil
 }
 
 func decodeNumber(b []byte) (any, error) {
@@ -183,6 +199,10 @@ func statsOf(rows []reduceRow) (json.RawMessage, error) {
 	var one stats
 	var many []stats
 	for _, row := range rows {
+		if f, ok := plainNumber(row.value); ok && many == nil {
+			one.add(f)
+			continue
+		}
 		v, _ := decodeNumber(row.value)
 		switch x := v.(type) {
 		case float64:

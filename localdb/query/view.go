@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/settee/settee/couchdoc"
+	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/internal/viewstore"
 )
@@ -249,7 +250,7 @@ func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o 
 		}
 	}
 	if o.Sorted || !mapOnly {
-		total, err := f.Count(ctx, viewstore.Range{View: vi})
+		total, err := f.Rows(ctx, vi)
 		if err != nil {
 			return nil, err
 		}
@@ -304,8 +305,8 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 	res := &ViewResult{Rows: []ViewRow{}}
 	skip, limit := o.Skip, o.Limit
 	var group []reduceRow
-	var groupKey []byte
-	var groupJSON json.RawMessage
+	var groupKey, gkBuf []byte
+	var groupJS json.RawMessage
 	flush := func() error {
 		if len(group) == 0 {
 			return nil
@@ -323,7 +324,7 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 		if err != nil {
 			return err
 		}
-		key := groupJSON
+		key := groupJS
 		if level < 0 && level != -2 {
 			key = nil
 		}
@@ -334,9 +335,17 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 	}
 	for _, r := range rs {
 		err := f.Scan(ctx, r, 0, func(row *viewstore.Row) (bool, error) {
-			gk, gj, err := groupOf(row, level)
-			if err != nil {
-				return false, err
+			var gk []byte
+			switch level {
+			case -1:
+			case -2:
+				gk = row.Key
+			default:
+				var ok bool
+				if gk, ok = mango.ViewKeyGroup(gkBuf[:0], row.Key, level); !ok {
+					return false, fmt.Errorf("view key of %s: not a view key encoding", row.ID)
+				}
+				gkBuf = gk
 			}
 			if len(group) > 0 && level != -1 && !bytes.Equal(gk, groupKey) {
 				if err := flush(); err != nil {
@@ -344,7 +353,12 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 				}
 			}
 			if len(group) == 0 {
-				groupKey, groupJSON = bytes.Clone(gk), gj
+				groupKey = append(groupKey[:0], gk...)
+				gj, err := groupJSON(row, level)
+				if err != nil {
+					return false, err
+				}
+				groupJS = gj
 			}
 			group = append(group, reduceRow{key: row.Key, kjson: row.KJSON, id: row.ID, value: row.Value})
 			return true, nil
@@ -365,31 +379,23 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 	return res, nil
 }
 
-// groupOf returns the group of a row at level (-1: one group, -2: exact
-// keys, else the first level elements of an array key), encoded and as JSON.
-func groupOf(row *viewstore.Row, level int) ([]byte, json.RawMessage, error) {
+// groupJSON returns the key of a row's group at level (-1: none, -2:
+// exact keys, else the first level elements of an array key) as JSON.
+func groupJSON(row *viewstore.Row, level int) (json.RawMessage, error) {
 	switch {
 	case level == -1:
-		return nil, nil, nil
-	case level == -2:
-		return row.Key, row.KJSON, nil
-	}
-	if len(row.KJSON) == 0 || row.KJSON[0] != '[' {
-		return row.Key, row.KJSON, nil
+		return nil, nil
+	case level == -2 || len(row.KJSON) == 0 || row.KJSON[0] != '[':
+		return row.KJSON, nil
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(row.KJSON, &elems); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(elems) > level {
 		elems = elems[:level]
 	}
-	kj, err := json.Marshal(elems)
-	if err != nil {
-		return nil, nil, err
-	}
-	enc, err := encodeKey(nil, kj)
-	return enc, kj, err
+	return json.Marshal(elems)
 }
 
 // MarshalJSON writes the answer as CouchDB's _view does.

@@ -14,7 +14,7 @@ import (
 
 // viewKeyVersion is the version of the view key encoding
 // (mango.EncodeViewKey).
-const viewKeyVersion = 2
+const viewKeyVersion = 3
 
 // viewDef is one view of a design document.
 type viewDef struct {

@@ -97,6 +97,7 @@ func ViewCleanup(ctx context.Context, db *localdb.DB) error {
 		if !strings.HasSuffix(base, ".view") || keep[base] {
 			continue
 		}
+		closeView(filepath.Join(ViewDir(db.Path()), base))
 		if err := os.Remove(filepath.Join(ViewDir(db.Path()), name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 	gosync "sync"
 
 	"github.com/settee/settee/internal/jsfunc"
@@ -41,18 +42,69 @@ func poolFor(db *localdb.DB, ddocID string) *jsfunc.Pool {
 	return runtimes.For(db.UUID() + "\x00" + ddocID)
 }
 
-// openView opens the view file of dv.
+// openFiles keeps the view files of plain stores this process opened, by
+// path: opening one (its schema check and first reads) would
+// otherwise cost every query more than the query itself.
+var (
+	openMu    gosync.Mutex
+	openFiles = map[string]*viewstore.File{}
+)
+
+// openView opens the view file of dv, or returns the one already open.
+// The returned func releases it (the file stays open for the next query).
 func openView(ctx context.Context, db *localdb.DB, dv *designViews) (*viewstore.File, func(), error) {
 	path := filepath.Join(ViewDir(db.Path()), dv.Sig+".view")
 	params, err := db.SideFileDSN(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open view index: %w", err)
 	}
+	if params != "" {
+		// An encrypted store's files go through its VFS, which must have
+		// none open when the store closes: no cache.
+		f, err := viewstore.Open(ctx, path, dv.Sig, params)
+		if err != nil {
+			return nil, nil, fmt.Errorf("open view index: %w", err)
+		}
+		return f, func() { f.Close() }, nil
+	}
+	key := path + "\x00"
+	openMu.Lock()
+	defer openMu.Unlock()
+	if f := openFiles[key]; f != nil {
+		return f, func() {}, nil
+	}
 	f, err := viewstore.Open(ctx, path, dv.Sig, params)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open view index: %w", err)
 	}
-	return f, func() { f.Close() }, nil
+	openFiles[key] = f
+	return f, func() {}, nil
+}
+
+// CloseViews closes the view files of the store at path this process
+// keeps open (before the store's files are deleted).
+func CloseViews(path string) {
+	dir := ViewDir(path) + string(filepath.Separator)
+	openMu.Lock()
+	defer openMu.Unlock()
+	for k, f := range openFiles {
+		if strings.HasPrefix(k, dir) {
+			f.Close()
+			delete(openFiles, k)
+		}
+	}
+}
+
+// closeView closes the open file at path (any DSN parameters).
+func closeView(path string) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	for k, f := range openFiles {
+		if strings.HasPrefix(k, path+"\x00") {
+			f.Close()
+			delete(openFiles, k)
+		}
+	}
 }
 
 // updateView maps the changes of db since the file's sequence into f.

@@ -164,6 +164,41 @@ func (v *Validator) functions(ctx context.Context, db *localdb.DB) ([]*validator
 	return out, err
 }
 
+// batchKey keys a batch's cache of validators in a context.
+type batchKey struct{}
+
+// batchCache holds the validators of the stores a batch writes to.
+type batchCache struct {
+	mu   gosync.Mutex
+	fns  map[string][]*validator
+	seen map[string]bool
+}
+
+// WithBatch returns a context under which Check reads each store's
+// validators once: the writes of one batch (one _bulk_docs request) are
+// validated against the design documents as they were when it began, as
+// CouchDB validates them, without reading them again for each document.
+func WithBatch(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchKey{}, &batchCache{fns: map[string][]*validator{}, seen: map[string]bool{}})
+}
+
+func (v *Validator) cachedFunctions(ctx context.Context, db *localdb.DB) ([]*validator, error) {
+	bc, _ := ctx.Value(batchKey{}).(*batchCache)
+	if bc == nil {
+		return v.functions(ctx, db)
+	}
+	bc.mu.Lock()
+	defer bc.mu.Unlock()
+	if bc.seen[db.UUID()] {
+		return bc.fns[db.UUID()], nil
+	}
+	fns, err := v.functions(ctx, db)
+	if err == nil {
+		bc.fns[db.UUID()], bc.seen[db.UUID()] = fns, true
+	}
+	return fns, err
+}
+
 // Check runs the validate_doc_update functions of db on a write of doc
 // (with new_edits as given) by wc. It returns nil when every function
 // accepts it, else the first refusal: a *couchdoc.Error matching
@@ -180,7 +215,7 @@ func (v *Validator) Check(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc
 		}
 		return v.checkDesign(doc.Body)
 	}
-	fns, err := v.functions(ctx, db)
+	fns, err := v.cachedFunctions(ctx, db)
 	if err != nil || len(fns) == 0 {
 		return err
 	}

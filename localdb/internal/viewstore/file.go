@@ -103,6 +103,8 @@ func (f *File) Size() int64 {
 type Batch struct {
 	tx       *sql.Tx
 	del, ins *sql.Stmt
+	// rows is how many rows each view gained (or lost) in the batch.
+	rows map[int]int64
 }
 
 // Begin starts an update transaction.
@@ -111,7 +113,7 @@ func (f *File) Begin(ctx context.Context) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{tx: tx}
+	b := &Batch{tx: tx, rows: map[int]int64{}}
 	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view"); err == nil {
 		b.ins, err = tx.PrepareContext(ctx, "INSERT OR REPLACE INTO rows (view, key, docid, n, kjson, value) VALUES (?, ?, ?, ?, ?, ?)")
 	}
@@ -135,6 +137,7 @@ func (b *Batch) RemoveDoc(id string, touched func(view int)) error {
 		if err := rows.Scan(&v); err != nil {
 			return err
 		}
+		b.rows[v]--
 		touched(v)
 	}
 	return rows.Err()
@@ -144,6 +147,9 @@ func (b *Batch) RemoveDoc(id string, touched func(view int)) error {
 // (encoded and as JSON) and value (JSON).
 func (b *Batch) Add(view int, key []byte, id string, n int, keyJSON, value []byte) error {
 	_, err := b.ins.Exec(view, key, id, n, keyJSON, value)
+	if err == nil {
+		b.rows[view]++
+	}
 	return err
 }
 
@@ -153,6 +159,12 @@ func (b *Batch) Commit(seq int64, viewSeqs map[int]int64) error {
 	if _, err := b.tx.Exec("UPDATE meta SET value = ? WHERE key = 'update_seq'", seq); err != nil {
 		b.tx.Rollback()
 		return err
+	}
+	for v, n := range b.rows {
+		if _, err := b.tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = value + excluded.value", viewRowsKey(v), n); err != nil {
+			b.tx.Rollback()
+			return err
+		}
 	}
 	for v, s := range viewSeqs {
 		if _, err := b.tx.Exec("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value", viewSeqKey(v), s); err != nil {
@@ -164,6 +176,16 @@ func (b *Batch) Commit(seq int64, viewSeqs map[int]int64) error {
 }
 
 func viewSeqKey(view int) string { return "view_seq:" + strconv.Itoa(view) }
+
+func viewRowsKey(view int) string { return "view_rows:" + strconv.Itoa(view) }
+
+// Rows returns how many rows view holds, kept in the file's meta table
+// (a count of the B-tree would read every row).
+func (f *File) Rows(ctx context.Context, view int) (int64, error) {
+	var n int64
+	err := f.db.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewRowsKey(view)).Scan(&n)
+	return n, err
+}
 
 // ViewSeq returns the last store sequence that changed the rows of view
 // (CouchDB's update_seq of a view): 0 when none did.
