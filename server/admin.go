@@ -23,7 +23,6 @@ func (s *Server) serveMissingRevs(w http.ResponseWriter, r *http.Request, db *lo
 	writeJSON(w, http.StatusOK, map[string]any{"missing_revs": missing})
 }
 
-
 // serveDBsInfo is /_dbs_info: GET lists every database's info, POST
 // {"keys": [...]} the named ones ({"key", "error": "not_found"} for a
 // missing one).

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,171 @@ func TestReplicatorContinuousJob(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // a job that still ran would copy it by now
 	if n := ts.docCount("tgt"); n != 11 {
 		t.Errorf("the target has %v documents after the job stopped, want 11", n)
+	}
+}
+
+// TestReplicatorDocRefused: replication documents CouchDB 3.5 refuses
+// are refused with its status and reason, and nothing is stored; those
+// it takes are stored with their writer as owner.
+func TestReplicatorDocRefused(t *testing.T) {
+	ts := newReplHub(t, Config{})
+	src, tgt := "http://127.0.0.1:1/src", "http://127.0.0.1:1/tgt"
+	for i, c := range []struct {
+		body   string
+		reason string
+	}{
+		{`{"source":"src","target":"tgt"}`, "local_endpoints_not_supported"},
+		{`{"source":"` + src + `"}`, "Missing replicator database"},
+		{`{"target":"` + tgt + `"}`, "Missing replicator database"},
+		{`{"source":"` + src + `","target":"` + tgt + `","continuous":"yes"}`, "{throw,{bad_request,<<\"parameter `continuous` must be a boolean\">>}}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","create_target":1}`, "{throw,{bad_request,<<\"parameter `create_target` must be a boolean\">>}}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","doc_ids":"d01"}`, "{throw,{bad_request,<<\"parameter `doc_ids` must be an array\">>}}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","filter":1}`, "{error,badarg}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","selector":[]}`, "{throw,{bad_request,<<\"parameter `selector` must be a JSON object\">>}}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","selector":{},"doc_ids":["a"]}`, "{throw,{bad_request,\"`doc_ids`,`filter`,`selector` are mutually exclusive\"}}"},
+		{`{"source":"` + src + `","target":"` + tgt + `","filter":"a/b","query_params":1}`, "{throw,{bad_request,<<\"parameter `query_params` must be an object\">>}}"},
+		{`{"source":"ftp://127.0.0.1/x","target":"` + tgt + `"}`, "local_endpoints_not_supported"},
+		{`{"source":{"auth":{"basic":{"username":"a","password":"b"}}},"target":"` + tgt + `"}`, "endpoint has an invalid url"},
+		{`{"source":"` + src + `","target":"` + tgt + `","worker_batch_size":"x"}`, "{error,badarg}"},
+	} {
+		ts.wantReason(403, "forbidden", c.reason, "PUT", fmt.Sprintf("/_replicator/bad%d", i), c.body)
+		ts.wantReason(404, "not_found", "missing", "GET", fmt.Sprintf("/_replicator/bad%d", i), nil)
+		r := ts.must(201, "POST", "/_replicator/_bulk_docs", `{"docs":[`+c.body+`]}`)
+		if !strings.Contains(string(r.body), `"error":"forbidden"`) {
+			t.Errorf("_bulk_docs took %s: %s", c.body, r.body)
+		}
+	}
+	ts.wantReason(400, "bad_request", "Document must be a JSON object", "PUT", "/_replicator/bad", `[]`)
+	// Accepted as CouchDB takes them (the hosts are unreachable: crashing).
+	for i, body := range []string{
+		`{"source":"` + src + `","target":"` + tgt + `","checkpoint_interval":-1}`,
+		`{"source":"` + src + `","target":"` + tgt + `","since_seq":"0","use_checkpoints":false,"colour":"red"}`,
+		`{"source":"` + src + `","target":"` + tgt + `","user_ctx":{"name":"bob","roles":[]}}`,
+		`{"source":{"url":"` + src + `","auth":{"session":{"username":"u","password":"p"}}},"target":"` + tgt + `","continuous":true}`,
+		`{"source":{"url":"` + src + `","headers":{"Authorization":"Basic YWRtaW46cHc="}},"target":"` + tgt + `","create_target":true}`,
+	} {
+		ts.must(201, "PUT", fmt.Sprintf("/_replicator/ok%d", i), body)
+	}
+	// A user who is not an admin cannot write to the stock _replicator.
+	ts.createUser("bob", "bobpw", nil)
+	ts.user, ts.pass = "bob", "bobpw"
+	ts.wantReason(403, "forbidden", "You are not allowed to access this db.", "PUT", "/_replicator/bob", `{"source":"`+src+`","target":"`+tgt+`"}`)
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "GET", "/_scheduler/docs", nil)
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "GET", "/_active_tasks", nil)
+	ts.user, ts.pass = "", ""
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "GET", "/_scheduler/jobs", nil)
+	ts.wantReason(401, "unauthorized", "You are not authorized to access this db.", "PUT", "/_replicator/anon", `{"source":"`+src+`","target":"`+tgt+`"}`)
+}
+
+// TestReplicatorOneShotAndFaults: a one-shot document completes, is
+// marked completed in its document (and not run again), a duplicate of a
+// running replication fails with CouchDB's reason, and jobs that cannot
+// work (unreachable source, missing target, wrong password) crash with a
+// reason and keep being retried without disturbing the good job.
+func TestReplicatorOneShotAndFaults(t *testing.T) {
+	ts := newReplHub(t, Config{})
+	ts.must(201, "PUT", "/src", nil)
+	ts.must(201, "PUT", "/tgt", nil)
+	for i := range 5 {
+		ts.putDoc("src", fmt.Sprintf("d%d", i), map[string]any{"n": i})
+	}
+	cont := map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("tgt"), "continuous": true}
+	ts.must(201, "PUT", "/_replicator/cont", cont)
+	ts.must(201, "PUT", "/_replicator/dup", cont)
+	ts.must(201, "PUT", "/_replicator/once", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("once"), "create_target": true})
+	ts.must(201, "PUT", "/_replicator/badhost", map[string]any{"source": "http://127.0.0.1:1/nope", "target": ts.dbURL("tgt"), "continuous": true})
+	ts.must(201, "PUT", "/_replicator/notarget", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("nope")})
+	ts.must(201, "PUT", "/_replicator/badauth", map[string]any{"source": strings.Replace(ts.dbURL("src"), "admin:adminpw", "ghost:gh0st-secret", 1), "target": ts.dbURL("tgt")})
+
+	done := ts.waitSchedState("once", "completed")
+	if info, _ := done["info"].(map[string]any); info["docs_written"] != float64(5) || done["id"] != nil {
+		t.Errorf("completed entry %v", done)
+	}
+	testutil.Eventually(t, "the document records its completion", func() bool {
+		return ts.must(200, "GET", "/_replicator/once", nil).json(t)["_replication_state"] == "completed"
+	})
+	if n := ts.docCount("once"); n != 5 {
+		t.Errorf("one-shot target has %v documents", n)
+	}
+	dup := ts.waitSchedState("dup", "failed")
+	contID := ts.waitSchedState("cont", "running")["id"].(string)
+	want := "Replication `" + contID + "` specified by document `dup` already started, triggered by document `cont` from db `_replicator`"
+	if info, _ := dup["info"].(map[string]any); info["error"] != want {
+		t.Errorf("duplicate: %v, want %q", dup, want)
+	}
+	for _, id := range []string{"badhost", "notarget", "badauth"} {
+		d := ts.waitSchedState(id, "crashing")
+		info, _ := d["info"].(map[string]any)
+		if reason, _ := info["error"].(string); reason == "" || strings.Contains(reason, "adminpw") || strings.Contains(reason, "gh0st-secret") {
+			t.Errorf("%s: crashing entry %v", id, d)
+		}
+	}
+	testutil.Eventually(t, "a crashed job is retried", func() bool {
+		d := ts.schedDoc("notarget")
+		return d != nil && d["error_count"].(float64) >= 2
+	})
+	ts.putDoc("src", "more", map[string]any{"n": 9})
+	testutil.Eventually(t, "the good job goes on", func() bool { return ts.docCount("tgt") == 6 })
+	if ts.schedDoc("cont")["state"] != "running" {
+		t.Errorf("the good job: %v", ts.schedDoc("cont"))
+	}
+	r := ts.must(200, "GET", "/_scheduler/docs?states=failed,completed", nil).json(t)
+	if r["total_rows"] != float64(2) {
+		t.Errorf("states=failed,completed: %v", r)
+	}
+	ts.wantReason(400, "query_parse_error", "States must be one or more of [initializing,error,running,pending,crashing,completed,failed]", "GET", "/_scheduler/docs?states=nope", nil)
+	ts.wantReason(400, "bad_request", "Invalid path", "GET", "/_scheduler/docs/nope_db", nil)
+}
+
+// TestReplicatorResumesAfterRestart: a hub closed and opened again on
+// its folder resumes its job by itself, from the checkpoint: the second
+// run checks only what was written meanwhile.
+func TestReplicatorResumesAfterRestart(t *testing.T) {
+	remote := newHub(t, Config{})
+	remote.must(201, "PUT", "/src", nil)
+	remote.must(201, "PUT", "/tgt", nil)
+	for i := range 20 {
+		remote.putDoc("src", fmt.Sprintf("a%02d", i), map[string]any{"n": i})
+	}
+	dir := t.TempDir()
+	start := func() (*Server, *tserver) {
+		s, err := New(Config{DataDir: dir, Users: map[string]string{"admin": "adminpw"}, PasswordIterations: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Open(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s)
+		t.Cleanup(func() { s.sched.Close(); hs.Close(); s.Close() })
+		return s, &tserver{t: t, s: s, url: hs.URL, user: "admin", pass: "adminpw"}
+	}
+	s1, h1 := start()
+	if n := s1.ResumedReplications(); n != 0 {
+		t.Errorf("a new hub resumed %d jobs", n)
+	}
+	h1.must(201, "PUT", "/_replicator/up", map[string]any{"source": remote.dbURL("src"), "target": remote.dbURL("tgt"), "continuous": true})
+	testutil.Eventually(t, "the first run copies 20 documents", func() bool { return remote.docCount("tgt") == 20 })
+	if err := s1.sched.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		remote.putDoc("src", fmt.Sprintf("b%02d", i), map[string]any{"n": i})
+	}
+	s2, h2 := start()
+	if n := s2.ResumedReplications(); n != 1 {
+		t.Errorf("the hub resumed %d jobs, want 1", n)
+	}
+	testutil.Eventually(t, "the second run copies the 5 new ones", func() bool { return remote.docCount("tgt") == 25 })
+	var info map[string]any
+	testutil.Eventually(t, "the job reports its stats", func() bool {
+		info, _ = h2.schedDoc("up")["info"].(map[string]any)
+		return info != nil && info["docs_written"] == float64(5)
+	})
+	if info["revisions_checked"] != float64(5) {
+		t.Errorf("the resumed job checked %v revisions, want the 5 new ones (resumed from its checkpoint)", info["revisions_checked"])
 	}
 }
