@@ -17,14 +17,14 @@ import (
 // running by itself (CouchDB's _replicator).
 const ReplicatorDB = "_replicator"
 
-// newScheduler is the server's scheduler: a DataDir server runs the
-// documents of its _replicator database.
+// newScheduler is the server's scheduler: it runs POST /_replicate's
+// jobs and, on a DataDir server, the documents of _replicator.
 func (s *Server) newScheduler() *scheduler.Scheduler {
-	if s.cfg.DataDir == "" {
-		return nil
+	cfg := scheduler.Config{Database: ReplicatorDB, Logger: s.log, MaxJobs: s.cfg.MaxJobs, RetryDelay: s.cfg.ReplicationRetryDelay}
+	if s.cfg.DataDir != "" {
+		cfg.Docs = replicatorDocs{s}
 	}
-	return scheduler.New(scheduler.Config{Docs: replicatorDocs{s}, Database: ReplicatorDB,
-		Logger: s.log, MaxJobs: s.cfg.MaxJobs, RetryDelay: s.cfg.ReplicationRetryDelay})
+	return scheduler.New(cfg)
 }
 
 // startScheduler starts the scheduler once (on Open, Serve or the first

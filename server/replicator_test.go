@@ -285,3 +285,49 @@ func TestReplicatorResumesAfterRestart(t *testing.T) {
 		t.Errorf("the resumed job checked %v revisions, want the 5 new ones (resumed from its checkpoint)", info["revisions_checked"])
 	}
 }
+
+// TestReplicate: POST /_replicate runs a one-shot and answers its
+// history, starts a continuous one (202) that _scheduler/jobs lists
+// without a document, cancels it, and answers failures as CouchDB 3.5.
+func TestReplicate(t *testing.T) {
+	ts := newReplHub(t, Config{})
+	ts.must(201, "PUT", "/src", nil)
+	for i := range 7 {
+		ts.putDoc("src", fmt.Sprintf("d%d", i), map[string]any{"n": i})
+	}
+	r := ts.must(200, "POST", "/_replicate", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("once"), "create_target": true}).json(t)
+	hist, _ := r["history"].([]any)
+	if r["ok"] != true || len(hist) != 1 || hist[0].(map[string]any)["docs_written"] != float64(7) {
+		t.Errorf("one-shot answer %v", r)
+	}
+	if n := ts.docCount("once"); n != 7 {
+		t.Errorf("one-shot target has %v documents", n)
+	}
+	cont := map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("cont"), "create_target": true, "continuous": true}
+	r = ts.must(202, "POST", "/_replicate", cont).json(t)
+	id, _ := r["_local_id"].(string)
+	if !strings.HasSuffix(id, "+continuous+create_target") {
+		t.Errorf("continuous answer %v", r)
+	}
+	testutil.Eventually(t, "the continuous job copies the source", func() bool {
+		return ts.do("GET", "/cont", nil).status == 200 && ts.docCount("cont") == 7
+	})
+	job := ts.must(200, "GET", "/_scheduler/jobs/"+strings.ReplaceAll(id, "+", "%2B"), nil).json(t)
+	if job["database"] != nil || job["doc_id"] != nil || job["user"] != "admin" {
+		t.Errorf("_replicate's job %v", job)
+	}
+	cont["cancel"] = true
+	if r := ts.must(200, "POST", "/_replicate", cont).json(t); r["_local_id"] != id {
+		t.Errorf("cancel answer %v", r)
+	}
+	ts.wantReason(404, "not_found", "missing", "POST", "/_replicate", cont)
+	ts.wantReason(404, "not_found", "missing", "POST", "/_replicate", `{"replication_id":"nope","cancel":true}`)
+	ts.wantError(500, "db_not_found", "POST", "/_replicate", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("nope")})
+	ts.wantError(500, "replication_auth_error", "POST", "/_replicate", map[string]any{"source": strings.Replace(ts.dbURL("src"), "admin:adminpw", "ghost:gh0st", 1), "target": ts.dbURL("once")})
+	ts.wantReason(500, "error", "Missing replicator database", "POST", "/_replicate", map[string]any{"source": ts.dbURL("src")})
+	ts.wantReason(400, "bad_request", "Request body must be a JSON object", "POST", "/_replicate", `[]`)
+	ts.wantReason(400, "bad_request", "Missing request body", "GET", "/_replicate", nil)
+	if jobs := ts.must(200, "GET", "/_scheduler/jobs", nil).json(t); jobs["total_rows"] != float64(0) {
+		t.Errorf("jobs left: %v", jobs)
+	}
+}

@@ -73,7 +73,7 @@ const (
 
 // serverEndpoints are the server-level paths with rows of their own.
 var serverEndpoints = map[string]bool{"_up": true, "_session": true, "_uuids": true, "_all_dbs": true,
-	"_active_tasks": true, "_dbs_info": true, "_scheduler": true}
+	"_active_tasks": true, "_dbs_info": true, "_scheduler": true, "_replicate": true}
 
 // shapeOf names the shape of a parsed route.
 func shapeOf(rt route) string {
@@ -117,6 +117,7 @@ var routes = []routeRow{
 	{"/_active_tasks", "", permServerAdmin, (*Server).serveActiveTasks},
 	{"/_dbs_info", "", permServerAdmin, (*Server).serveDBsInfo},
 	{"/_scheduler", "", permServerAdmin, (*Server).serveScheduler},
+	{"/_replicate", "", permServerAdmin, (*Server).serveReplicate},
 	{shServer, "", permPublic, (*Server).serveUnknownServer},
 
 	{shDB, http.MethodGet, permMember, (*Server).serveDB},

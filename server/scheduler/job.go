@@ -36,7 +36,7 @@ type job struct {
 	// POST /_replicate; result is its status then.
 	done     chan struct{}
 	finished bool
-	result   sync.Status
+	results  []*sync.Result
 	resErr   error
 }
 
@@ -167,12 +167,19 @@ func (s *Scheduler) finish(j *job) {
 	s.mu.Unlock()
 	err := sup.Wait()
 	st := sup.Status()
+	results := sup.Results()
 	s.mu.Lock()
 	if s.jobs[j.id] != j || j.sup != sup {
 		s.mu.Unlock()
 		return
 	}
 	j.sup, j.last = nil, st
+	if err != nil && j.docID == "" && !j.spec.Continuous {
+		delete(s.jobs, j.id) // a one-shot _replicate answers its error
+		j.closeDone(results, err)
+		s.mu.Unlock()
+		return
+	}
 	if err != nil {
 		s.crashLocked(j, err)
 		s.mu.Unlock()
@@ -186,7 +193,7 @@ func (s *Scheduler) finish(j *job) {
 	delete(s.jobs, j.id)
 	j.note("stopped", "", time.Now())
 	j.errCount, j.lastErr = 0, nil
-	j.closeDone(st, nil)
+	j.closeDone(results, nil)
 	docID, rev := j.docID, j.docRev
 	stats, _ := json.Marshal(statsOf(st, false))
 	if e := s.docs[docID]; docID != "" && e != nil && e.repID == j.id {
@@ -204,9 +211,9 @@ func (s *Scheduler) finish(j *job) {
 }
 
 // closeDone ends a one-shot's wait (POST /_replicate).
-func (j *job) closeDone(st sync.Status, err error) {
+func (j *job) closeDone(results []*sync.Result, err error) {
 	if j.done != nil && !j.finished {
-		j.finished, j.result, j.resErr = true, st, err
+		j.finished, j.results, j.resErr = true, results, err
 		close(j.done)
 	}
 }
@@ -222,7 +229,7 @@ func (s *Scheduler) stopJob(j *job) {
 		_ = sup.Wait()
 	}
 	s.mu.Lock()
-	j.closeDone(sync.Status{}, ErrCancelled)
+	j.closeDone(nil, ErrCancelled)
 	s.mu.Unlock()
 }
 
