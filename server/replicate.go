@@ -131,4 +131,3 @@ func rawOr(r json.RawMessage, def any) any {
 	}
 	return r
 }
-
