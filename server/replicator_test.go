@@ -331,3 +331,22 @@ func TestReplicate(t *testing.T) {
 		t.Errorf("jobs left: %v", jobs)
 	}
 }
+
+// TestReplicatorMaxJobs: past MaxJobs a job waits, pending, and starts
+// when a running one goes.
+func TestReplicatorMaxJobs(t *testing.T) {
+	ts := newReplHub(t, Config{MaxJobs: 1})
+	ts.must(201, "PUT", "/src", nil)
+	ts.putDoc("src", "d", map[string]any{"n": 1})
+	ts.must(201, "PUT", "/_replicator/a", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("ta"), "create_target": true, "continuous": true})
+	ts.waitSchedState("a", "running")
+	ts.must(201, "PUT", "/_replicator/b", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("tb"), "create_target": true, "continuous": true})
+	ts.waitSchedState("b", "pending")
+	if d := ts.schedDoc("a"); d["state"] != "running" {
+		t.Errorf("a: %v", d)
+	}
+	rev := ts.must(200, "GET", "/_replicator/a", nil).json(t)["_rev"].(string)
+	ts.must(200, "DELETE", "/_replicator/a?rev="+rev, nil)
+	ts.waitSchedState("b", "running")
+	testutil.Eventually(t, "b copies the source", func() bool { return ts.do("GET", "/tb", nil).status == 200 && ts.docCount("tb") == 1 })
+}
