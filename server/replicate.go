@@ -63,6 +63,10 @@ func (s *Server) serveReplicate(w http.ResponseWriter, r *http.Request, c *call)
 		return
 	}
 	h, err := s.sched.Add(sp, c.auth.User.Name)
+	var dup *scheduler.DuplicateError
+	if errors.As(err, &dup) {
+		err = &couchdoc.Error{Status: http.StatusInternalServerError, Name: "error", Reason: dup.Error()}
+	}
 	if err != nil {
 		s.writeError(w, r, err)
 		return

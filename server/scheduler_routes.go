@@ -48,8 +48,10 @@ func (s *Server) serveScheduler(w http.ResponseWriter, r *http.Request, c *call)
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total_rows": len(jobs), "offset": 0, "jobs": page})
 	case parts[0] == "jobs":
+		// A job id's '+' ("+continuous") arrives decoded as a space, as
+		// in any path; ids have no spaces.
 		if sched != nil {
-			if job, ok := sched.Job(rest); ok {
+			if job, ok := sched.Job(strings.ReplaceAll(rest, " ", "+")); ok {
 				writeJSON(w, http.StatusOK, job)
 				return
 			}

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/settee/settee/sync"
@@ -13,13 +14,21 @@ type Handle struct {
 	j *job
 }
 
+// DuplicateError: a replication document runs that replication already.
+type DuplicateError struct{ ID, DocID, Database string }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("Replication `%s` already started, triggered by document `%s` from db `%s`", e.ID, e.DocID, e.Database)
+}
+
 // ID is the replication id (CouchDB's _local_id).
 func (h *Handle) ID() string { return h.j.id }
 
 // Add starts a replication no document describes, for user (POST
 // /_replicate). A continuous one runs until Cancel or Close; a one-shot
-// ends by itself (Wait) and is not retried when it fails. When the same
-// replication runs already, Add returns its handle.
+// ends by itself (Wait) and is not retried when it fails. When _replicate
+// runs the same replication already, Add returns its handle; when a
+// document runs it, a *DuplicateError.
 func (s *Scheduler) Add(sp *Spec, user string) (*Handle, error) {
 	id, err := s.ReplicationID(sp)
 	if err != nil {
@@ -30,7 +39,10 @@ func (s *Scheduler) Add(sp *Spec, user string) (*Handle, error) {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if j := s.jobs[id]; j != nil {
+	if j := s.jobs[id]; j != nil && j.docID != "" {
+		s.mu.Unlock()
+		return nil, &DuplicateError{ID: id, DocID: j.docID, Database: s.cfg.Database}
+	} else if j != nil {
 		s.mu.Unlock()
 		return &Handle{s, j}, nil
 	}
