@@ -144,7 +144,7 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 		return notDBAdmin(c.auth.User)
 	}
 	if c.rt.db == ReplicatorDB {
-		return s.checkReplicatorDoc(doc, c.auth.User)
+		return s.checkReplicatorDoc(doc, c.auth.User, newEdits)
 	}
 	if c.rt.db == access.UsersDB {
 		old := replacedDoc(r, db, doc, newEdits)

@@ -140,8 +140,10 @@ func setMember(obj json.RawMessage, key string, v json.RawMessage) json.RawMessa
 // checkReplicatorDoc applies _replicator's rules to a document write: the
 // body must be a replication CouchDB 3.5 takes (ParseSpec's refusals),
 // and it belongs to its writer ("owner"): a user may not write one of
-// another user's, as CouchDB's _replicator validation.
-func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx) error {
+// another user's, as CouchDB's _replicator validation. A replicated
+// revision (new_edits=false) is checked but kept as it came: its id is a
+// hash of its body.
+func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx, newEdits bool) error {
 	if doc.Deleted || bytes.HasPrefix([]byte(doc.ID), []byte(couchdoc.DesignPrefix)) {
 		return nil
 	}
@@ -154,7 +156,7 @@ func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx) error {
 		return err
 	}
 	switch {
-	case sp.Owner == "" && u.Name != "":
+	case sp.Owner == "" && u.Name != "" && newEdits:
 		v, _ := json.Marshal(u.Name)
 		doc.Body = setMember(body, "owner", v)
 	case sp.Owner != "" && sp.Owner != u.Name && !u.IsServerAdmin():
