@@ -178,6 +178,10 @@ func (b *bench) phases(ctx context.Context) error {
 				}
 			}
 		}
+		if cfg.Contenders["encrypted"] {
+			removeStore(b.setteeDB + ".enc")
+			b.res.Pull.Encrypted = b.settee(ctx, "pull", n, "pull-enc.pprof", "--remote", b.src, "--local", b.setteeDB+".enc", "--key", benchKey)
+		}
 		if cfg.Contenders["pouchdb"] {
 			_ = os.RemoveAll(b.pouchDir)
 			b.res.Pull.PouchDB = b.pouch(ctx, "pull", b.src, n)
@@ -221,6 +225,16 @@ func (b *bench) phases(ctx context.Context) error {
 					}
 				}
 			}
+			if !cfg.Keep {
+				_ = deleteDB(ctx, target)
+			}
+		}
+		if cfg.Contenders["encrypted"] && b.res.Pull.Encrypted != nil {
+			target := b.server + "/" + cfg.DBPrefix + "-push-encrypted"
+			if err := createDB(ctx, target); err != nil {
+				return err
+			}
+			b.res.Push.Encrypted = b.settee(ctx, "push", n, "push-enc.pprof", "--remote", target, "--local", b.setteeDB+".enc", "--key", benchKey)
 			if !cfg.Keep {
 				_ = deleteDB(ctx, target)
 			}
@@ -448,4 +462,15 @@ func meta(cfg *config) Meta {
 		}
 	}
 	return m
+}
+
+// benchKey is the key of the encrypted contender's store (a benchmark's,
+// not a secret).
+const benchKey = "5e77ee5e77ee5e77ee5e77ee5e77ee5e77ee5e77ee5e77ee5e77ee5e77ee5e77"
+
+// removeStore removes a store file and the files SQLite keeps beside it.
+func removeStore(path string) {
+	for _, s := range []string{"", "-wal", "-shm", "-journal"} {
+		_ = os.Remove(path + s)
+	}
 }

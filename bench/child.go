@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -46,6 +47,7 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	local := fs.String("local", "", "local store path")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the replication here")
 	noStore := fs.Bool("no-store", false, "pull into a target that stores nothing (discardPeer)")
+	keyHex := fs.String("key", "", "the local store is encrypted with this key (64 hex digits; localdb.Options.Key)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -68,7 +70,14 @@ func runChild(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *noStore {
 		opts.Target = newDiscardPeer()
 	} else {
-		if db, err = localdb.Open(*local, nil); err != nil {
+		key, err := hex.DecodeString(*keyHex)
+		if err != nil {
+			return fmt.Errorf("child: --key: %w", err)
+		}
+		if len(key) == 0 {
+			key = nil
+		}
+		if db, err = localdb.Open(*local, &localdb.Options{Key: key}); err != nil {
 			return err
 		}
 		defer db.Close()

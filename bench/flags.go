@@ -88,7 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
 	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers")
-	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store")
+	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store; encrypted (only when named) pulls and pushes again with an encrypted local store, right after settee")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
 	fs.StringVar(&cfg.CPUProfileDir, "cpuprofile-dir", "", "write CPU profiles of our replicator's children (pull.pprof, push.pprof) here")
@@ -131,7 +131,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.Phases, err = parseSet(phases, slices.Concat(allPhases, livePhaseNames, extraPhaseNames, attPhaseNames)); err != nil {
 		return nil, fmt.Errorf("-phases: %w", err)
 	}
-	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit", "nostore"}); err != nil {
+	if cfg.Contenders, err = parseSet(contenders, []string{"settee", "pouchdb", "limit", "nostore", "encrypted"}); err != nil {
 		return nil, fmt.Errorf("-contenders: %w", err)
 	}
 	if cfg.UIRounds < 1 || cfg.UIThrottle < 1 || cfg.UIIdleSeconds <= 0 {

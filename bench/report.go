@@ -55,6 +55,7 @@ func writeReplicationTable(w io.Writer, r *Results) {
 		row("pull", "settee", p.Settee)
 		row("pull", "pouchdb", p.PouchDB)
 		row("pull", "settee, no store (the target discards)", p.NoStore)
+		row("pull", "settee, encrypted store", p.Encrypted)
 		if l := p.PullLimit; l != nil {
 			fmt.Fprintf(tw, "| pull\t limit (stream %.2fs + SQLite insert %.2fs)\t %.2f\t %.0f\t %.1f\t \t %s\t %.2f\t %d\t \t %.1f\t %d\t \t\n",
 				l.StreamSeconds, l.InsertSeconds, l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, insertCPU(l), l.ServerCPUSeconds, l.Requests, mb(l.BytesReceived), l.Rows)
@@ -63,6 +64,7 @@ func writeReplicationTable(w io.Writer, r *Results) {
 	if p := r.Push; p != nil {
 		row("push", "settee", p.Settee)
 		row("push", "pouchdb", p.PouchDB)
+		row("push", "settee, encrypted store", p.Encrypted)
 		if l := p.PushLimit; l != nil {
 			fmt.Fprintf(tw, "| push\t limit (_bulk_docs new_edits=false)\t %.2f\t %.0f\t %.1f\t \t \t %.2f\t %d\t %.1f\t \t \t \t\n",
 				l.Seconds, float64(m.docsOrOne())/l.Seconds, mb(r.Dataset.payload())/l.Seconds, l.ServerCPUSeconds, l.Requests, mb(l.BytesSent))

@@ -63,6 +63,9 @@ type Direction struct {
 	PouchDB *Measure `json:"pouchdb,omitempty"`
 	// NoStore is our pull into a target that stores nothing (pull only).
 	NoStore *Measure `json:"no_store,omitempty"`
+	// Encrypted is Settee's run with an encrypted local store (the
+	// "encrypted" contender), right after the plain one.
+	Encrypted *Measure `json:"encrypted,omitempty"`
 	// PullLimit or PushLimit, depending on the direction.
 	PullLimit *pullLimit `json:"pull_limit,omitempty"`
 	PushLimit *pushLimit `json:"push_limit,omitempty"`
@@ -141,6 +144,10 @@ type Ratios struct {
 	// PullTimeVsNoStore is the pull over the same pull into a target that
 	// stores nothing: the local store's share of the wall time.
 	PullTimeVsNoStore float64 `json:"pull_time_vs_no_store,omitempty"`
+	// PullTimeEncrypted and PushTimeEncrypted are the encrypted store's
+	// times over the plain store's (target: at most 1.2x).
+	PullTimeEncrypted float64 `json:"pull_time_encrypted,omitempty"`
+	PushTimeEncrypted float64 `json:"push_time_encrypted,omitempty"`
 	// NoStoreVsStreamLimit is the pull with no store over the limit's
 	// higher bound: what the protocol's requests cost against streaming
 	// the winning revisions, whatever the store.
@@ -202,6 +209,10 @@ func (r *Results) computeRatios() {
 			r.addTarget("pull time vs stream limit (higher of stream, insert)", "<= 1.15x", r.Ratios.PullTimeVsStreamLimit, "x", r.Ratios.PullTimeVsStreamLimit <= 1.15)
 			r.Ratios.PullCPUVsInsertCPU = ratio(p.Settee.CPUSeconds, l.InsertCPUSeconds)
 		}
+		if e := p.Encrypted; e != nil && p.Settee.Seconds > 0 {
+			r.Ratios.PullTimeEncrypted = ratio(e.Seconds, p.Settee.Seconds)
+			r.addTarget("pull time, encrypted store vs plain", "<= 1.2x", r.Ratios.PullTimeEncrypted, "x", r.Ratios.PullTimeEncrypted <= 1.2)
+		}
 		if ns := p.NoStore; ns != nil && ns.Seconds > 0 {
 			r.Ratios.PullTimeVsNoStore = ratio(p.Settee.Seconds, ns.Seconds)
 			if l := p.PullLimit; l != nil && l.higherBound() > 0 {
@@ -224,6 +235,10 @@ func (r *Results) computeRatios() {
 		}
 	}
 	if p := r.Push; p != nil && p.Settee != nil {
+		if e := p.Encrypted; e != nil && p.Settee.Seconds > 0 {
+			r.Ratios.PushTimeEncrypted = ratio(e.Seconds, p.Settee.Seconds)
+			r.addTarget("push time, encrypted store vs plain", "<= 1.2x", r.Ratios.PushTimeEncrypted, "x", r.Ratios.PushTimeEncrypted <= 1.2)
+		}
 		if p.PouchDB != nil {
 			ra := &r.Ratios
 			ra.PushVsPouchDBDocsPerSec, ra.PushRSSVsPouchDB, ra.PushCPUPouchDBVsSettee = vsPouchDB(p.Settee, p.PouchDB)

@@ -23,15 +23,6 @@ func (s *Server) serveMissingRevs(w http.ResponseWriter, r *http.Request, db *lo
 	writeJSON(w, http.StatusOK, map[string]any{"missing_revs": missing})
 }
 
-// serveActiveTasks is GET /_active_tasks: the server's running tasks.
-func (s *Server) serveActiveTasks(w http.ResponseWriter, r *http.Request, _ *call) {
-	if !isGet(r) {
-		s.writeError(w, r, methodNotAllowed("GET,HEAD"))
-		return
-	}
-	writeJSON(w, http.StatusOK, []any{})
-}
-
 // serveDBsInfo is /_dbs_info: GET lists every database's info, POST
 // {"keys": [...]} the named ones ({"key", "error": "not_found"} for a
 // missing one).

@@ -143,6 +143,9 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 	if strings.HasPrefix(doc.ID, couchdoc.DesignPrefix) && c.sec != nil && !c.sec.IsAdmin(c.auth.User) {
 		return notDBAdmin(c.auth.User)
 	}
+	if c.rt.db == ReplicatorDB {
+		return s.checkReplicatorDoc(doc, c.auth.User, newEdits)
+	}
 	if c.rt.db == access.UsersDB {
 		old := replacedDoc(r, db, doc, newEdits)
 		return access.PrepareUserDoc(doc, old, c.auth.User, access.AdminOnly, s.cfg.PasswordIterations)
@@ -182,7 +185,12 @@ func replacedDoc(r *http.Request, db *localdb.DB, doc *couchdoc.Doc, newEdits bo
 // afterWrite runs what follows a successful document write: the
 // per-user databases of a _users write.
 func (s *Server) afterWrite(r *http.Request, doc *couchdoc.Doc) {
-	if c := callOf(r); c != nil && c.rt.db == access.UsersDB {
+	c := callOf(r)
+	switch {
+	case c == nil:
+	case c.rt.db == access.UsersDB:
 		s.afterUsersWrite(r.Context(), doc)
+	case c.rt.db == ReplicatorDB && s.sched != nil:
+		s.sched.Kick()
 	}
 }

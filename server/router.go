@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -122,6 +123,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil {
 		r.Body = &bodyWatch{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodySize)}
+	}
+	if s.sched != nil {
+		_, _ = s.startScheduler(context.Background())
 	}
 	rt, err := parseRoute(r.URL.EscapedPath())
 	if err != nil {

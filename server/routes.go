@@ -73,14 +73,14 @@ const (
 
 // serverEndpoints are the server-level paths with rows of their own.
 var serverEndpoints = map[string]bool{"_up": true, "_session": true, "_uuids": true, "_all_dbs": true,
-	"_active_tasks": true, "_dbs_info": true}
+	"_active_tasks": true, "_dbs_info": true, "_scheduler": true, "_replicate": true}
 
 // shapeOf names the shape of a parsed route.
 func shapeOf(rt route) string {
 	switch {
 	case rt.db == "" && rt.special == "":
 		return shRoot
-	case rt.db == "" && serverEndpoints[rt.special] && rt.docID == "":
+	case rt.db == "" && serverEndpoints[rt.special] && (rt.docID == "" || rt.special == "_scheduler"):
 		return "/" + rt.special
 	case rt.db == "":
 		return shServer
@@ -116,6 +116,8 @@ var routes = []routeRow{
 	{"/_all_dbs", "", permServerAdmin, (*Server).serveAllDBs},
 	{"/_active_tasks", "", permServerAdmin, (*Server).serveActiveTasks},
 	{"/_dbs_info", "", permServerAdmin, (*Server).serveDBsInfo},
+	{"/_scheduler", "", permServerAdmin, (*Server).serveScheduler},
+	{"/_replicate", "", permServerAdmin, (*Server).serveReplicate},
 	{shServer, "", permPublic, (*Server).serveUnknownServer},
 
 	{shDB, http.MethodGet, permMember, (*Server).serveDB},

@@ -18,6 +18,8 @@ var routeSamples = map[string]string{
 	"/_all_dbs":                 "/_all_dbs",
 	"/_active_tasks":            "/_active_tasks",
 	"/_dbs_info":                "/_dbs_info",
+	"/_scheduler":               "/_scheduler/jobs",
+	"/_replicate":               "/_replicate",
 	"/{db}/_missing_revs":       "/vault/_missing_revs",
 	"/{db}/_view_cleanup":       "/vault/_view_cleanup",
 	shServer:                    "/_nosuch",

@@ -79,6 +79,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          nil,
 	}
+	if _, err := s.startScheduler(ctx); err != nil {
+		l.Close()
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() {
 		if s.tlsCert != nil {
@@ -155,6 +159,9 @@ func (s *Server) Open(ctx context.Context) ([]string, error) {
 			}
 			return nil, err
 		}
+	}
+	if _, err := s.startScheduler(ctx); err != nil {
+		return nil, err
 	}
 	return names, nil
 }

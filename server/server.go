@@ -16,6 +16,7 @@ import (
 
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/server/access"
+	"github.com/settee/settee/server/scheduler"
 )
 
 // Version is what GET / reports as the CouchDB version.
@@ -71,6 +72,14 @@ type Config struct {
 	// SessionTimeout is the lifetime of a session cookie; default 10 min.
 	SessionTimeout time.Duration
 
+	// MaxJobs bounds the replications of _replicator running at once; the
+	// others wait, pending (CouchDB's [replicator] max_jobs). Default 500.
+	MaxJobs int
+	// ReplicationRetryDelay is the wait before a crashed replication job
+	// starts again, doubled at each crash in a row (up to 10 min).
+	// Default 5 s.
+	ReplicationRetryDelay time.Duration
+
 	// CORS enables CORS headers; nil disables them.
 	CORS *CORS
 
@@ -122,6 +131,13 @@ type Server struct {
 	auth *access.Authenticator
 	// secCache holds the security object of each open *localdb.DB.
 	secCache sync.Map
+
+	// sched runs _replicator's jobs (nil in single-database mode); it
+	// starts once, on Open, Serve or the first request, and stops on Close.
+	sched     *scheduler.Scheduler
+	schedOnce sync.Once
+	resumed   int
+	schedErr  error
 
 	tlsCert  *tls.Certificate // loaded by Open
 	uuidOnce sync.Once
@@ -196,6 +212,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.DataDir != "" && len(cfg.Users) > 0 {
 		s.auth.Users = usersSource{s}
 	}
+	s.sched = s.newScheduler()
 	return s, nil
 }
 
@@ -207,10 +224,15 @@ func (s *Server) now() time.Time { return s.auth.Clock() }
 
 func (s *Server) sessions() access.Sessions { return s.auth.Sessions }
 
-// Close closes the databases the server opened. Requests still running
-// get errors.
+// Close stops the replication jobs (each records its checkpoint) and
+// closes the databases the server opened. Requests still running get
+// errors.
 func (s *Server) Close() error {
-	return s.dbs.closeAll()
+	var err error
+	if s.sched != nil {
+		err = s.sched.Close()
+	}
+	return errors.Join(err, s.dbs.closeAll())
 }
 
 // serverUUID is GET /'s uuid.

@@ -45,8 +45,12 @@ func (s *Server) hasUsersDB() bool { return s.cfg.DataDir != "" && len(s.cfg.Use
 // openDB returns a database, making _users on first use.
 func (s *Server) openDB(ctx context.Context, name string) (*localdb.DB, error) {
 	db, err := s.dbs.get(ctx, name)
-	if errors.Is(err, errNoDB) && name == access.UsersDB && s.hasUsersDB() {
-		if cerr := s.createDB(ctx, name); cerr != nil && !errors.Is(cerr, couchdoc.ErrFileExists) {
+	if errors.Is(err, errNoDB) && (name == access.UsersDB || name == ReplicatorDB) && s.hasUsersDB() {
+		sec := s.newDBSecurity()
+		if name == ReplicatorDB {
+			sec = access.AdminOnly // as CouchDB's: users write there only once an admin opens it
+		}
+		if cerr := s.createDBWith(ctx, name, sec); cerr != nil && !errors.Is(cerr, couchdoc.ErrFileExists) {
 			return nil, cerr
 		}
 		return s.dbs.get(ctx, name)

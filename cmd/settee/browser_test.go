@@ -164,7 +164,7 @@ func TestBrowserPouchDB(t *testing.T) {
 	if runs != 3 {
 		t.Fatalf("%d runs reported, want 3; stderr: %s", runs, stderr.String())
 	}
-	if got := strings.TrimSpace(getBodyAuth(t, serverURL+"/_all_dbs", "admin", "browser-secret")); got != `["_users","proxied","ward","webapp"]` {
+	if got := strings.TrimSpace(getBodyAuth(t, serverURL+"/_all_dbs", "admin", "browser-secret")); got != `["_replicator","_users","proxied","ward","webapp"]` {
 		t.Errorf("_all_dbs = %s", got)
 	}
 }

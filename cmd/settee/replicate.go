@@ -41,10 +41,13 @@ type replFlags struct {
 func (f *replFlags) registerOn(fs *flag.FlagSet, dir string) {
 	f.attachments = "eager"
 	fs.BoolVar(&f.continuous, "continuous", false, "keep replicating new changes until Ctrl-C")
-	if dir != "push" {
+	switch dir {
+	case "push":
+		fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the local store, run on what the push sends")
+	default:
 		fs.StringVar(&f.filter, "filter", "", "a design document filter `ddoc/name` of the remote (sync: for its pull)")
-		fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
 	}
+	fs.Var(&f.queryParams, "query-param", "a `k=v` parameter for --filter (repeatable)")
 	fs.Func("doc-ids", "replicate only these comma-separated `ids`", func(v string) error {
 		f.docIDs, f.docIDsSet = v, true
 		return nil
@@ -223,9 +226,6 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	}
 	if dir == "push" && opts.Attachments.IsLazy() {
 		return usageErrorf("--attachments lazy applies to pull and the pull of sync: a push sends every body it has")
-	}
-	if dir == "push" && f.filter != "" {
-		return usageErrorf("--filter runs the remote's design document filter: it applies to pull and sync, not push (use --selector or --doc-ids)")
 	}
 	if f.remote.timeout <= 0 {
 		return usageErrorf("--timeout must be positive")

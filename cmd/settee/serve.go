@@ -197,6 +197,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		for _, n := range srv.FileNotes() {
 			fmt.Fprintf(stdout, "settee: %s\n", n)
 		}
+		if n := srv.ResumedReplications(); n > 0 {
+			fmt.Fprintf(stdout, "settee: resumed %d replication(s) of _replicator\n", n)
+		}
 	}
 	fmt.Fprintf(stdout, "settee: serving %s at %s (settee %s; Ctrl-C to stop)\n", path, where, version)
 	err = srv.Serve(ctx, l)

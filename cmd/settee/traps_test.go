@@ -152,7 +152,7 @@ func TestHelpTrue(t *testing.T) {
 	has("pull", "--attachments MODE", true)
 	has("sync", "--attachments MODE", true)
 	has("push", "--attachments", false)
-	has("push", "--filter", false)
+	has("push", "--filter", true) // the local store runs it (localdb/filter)
 	has("pull", "--create-target", false)
 	for _, f := range []string{"--timeout", "--user", "--password-file", "--retries", "--attachments", "--since"} {
 		has("pending", f, false)

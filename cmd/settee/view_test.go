@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -34,4 +36,28 @@ func TestView(t *testing.T) {
 	}
 	failsWith(t, cli(t, nil, "view", db, "orders"), exitUsage, "DDOC/VIEW")
 	failsWith(t, cli(t, nil, "view", db, "orders/by_customer", `{"limit": -1}`), exitUsage, "query_parse_error")
+}
+
+// TestPushFilter: a push that names a filter runs the local store's
+// design document filter, with --query-param as req.query.
+func TestPushFilter(t *testing.T) {
+	dir := t.TempDir()
+	root := serveBinary(t, filepath.Join(dir, "hub"), nil)
+	db := filepath.Join(dir, "phone.db")
+	ok(t, "put", db, `{"_id":"_design/app","filters":{"by_type":"function (doc, req) { return doc.type === req.query.type; }"}}`)
+	for i, typ := range []string{"note", "task", "note", "task"} {
+		ok(t, "put", db, fmt.Sprintf(`{"_id":"d%d","type":%q}`, i, typ))
+	}
+	ok(t, "push", "--create-target", "--filter", "app/by_type", "--query-param", "type=task", db, root+"/tasks")
+	pulled := filepath.Join(dir, "laptop.db")
+	ok(t, "pull", pulled, root+"/tasks")
+	var got []string
+	for _, line := range strings.Fields(ok(t, "changes", pulled)) {
+		if strings.Contains(line, `"id"`) {
+			got = append(got, line)
+		}
+	}
+	if len(got) != 2 || !strings.Contains(got[0], `"d1"`) || !strings.Contains(got[1], `"d3"`) {
+		t.Fatalf("pushed with --filter type=task:\n%s", strings.Join(got, "\n"))
+	}
 }

@@ -232,9 +232,10 @@ func FuzzRuntime(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, src, doc string) {
-		if !r.Usable() {
+		if r == nil || !r.Usable() {
 			r, err = New(&Options{Timeout: 100 * time.Millisecond, Memory: 8 << 20})
 			if err != nil {
+				r = nil
 				t.Fatal(err)
 			}
 		}

@@ -63,13 +63,15 @@ func New(opts *Options) (*Runtime, error) {
 		return nil, fmt.Errorf("start javascript: %w", err)
 	}
 	vm.SetMemoryLimit(o.Memory)
-	if err := vm.SetEvalTimeout(o.Timeout); err != nil {
-		vm.Close()
-		return nil, err
-	}
+	// The sandbox loads before the time limit is set: the limit is the
+	// functions', and a slow machine must not fail the runtime's start.
 	if _, err := vm.Eval(sandbox, quickjs.EvalGlobal); err != nil {
 		vm.Close()
 		return nil, fmt.Errorf("load sandbox: %w", err)
+	}
+	if err := vm.SetEvalTimeout(o.Timeout); err != nil {
+		vm.Close()
+		return nil, err
 	}
 	return &Runtime{vm: vm, opts: o}, nil
 }

@@ -1,0 +1,102 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/settee/settee/couchdoc"
+)
+
+// docEntry is a replication document as the scheduler last read it.
+type docEntry struct {
+	id, rev string
+	spec    *Spec
+	// repID names the job the document runs; "" when it runs none.
+	repID string
+	// state is the document's own state when it runs no job:
+	// "completed", "failed" (a duplicate, or a body the scheduler cannot
+	// run) or "error".
+	state            string
+	errMsg           string
+	errCount         int
+	info             json.RawMessage
+	started, updated time.Time
+}
+
+// applyDocLocked takes a document's new revision into account and
+// returns the jobs to stop.
+func (s *Scheduler) applyDocLocked(id, rev string, deleted bool, body []byte) []*job {
+	if deleted {
+		return s.removeDocLocked(id)
+	}
+	now := time.Now()
+	sp, err := ParseSpec(body)
+	if err == nil && sp.State == "completed" {
+		stop := s.removeDocLocked(id)
+		var stats struct {
+			Stats json.RawMessage `json:"_replication_stats"`
+		}
+		_ = json.Unmarshal(body, &stats)
+		info := stats.Stats
+		if len(info) == 0 {
+			info = json.RawMessage(`{}`)
+		}
+		s.docs[id] = &docEntry{id: id, rev: rev, spec: sp, state: "completed", info: info}
+		return stop
+	}
+	var repID string
+	if err == nil {
+		repID, err = s.ReplicationID(sp)
+	}
+	if old := s.docs[id]; err == nil && old != nil && old.repID == repID && reflect.DeepEqual(old.spec, sp) {
+		old.rev = rev
+		if j := s.jobs[repID]; j != nil && j.docID == id {
+			j.docRev = rev
+		}
+		return nil // the same replication: it goes on
+	}
+	stop := s.removeDocLocked(id)
+	e := &docEntry{id: id, rev: rev, spec: sp, started: now, updated: now}
+	s.docs[id] = e
+	if err != nil {
+		var ce *couchdoc.Error
+		if errors.As(err, &ce) {
+			e.errMsg = ce.Reason
+		} else {
+			e.errMsg = err.Error()
+		}
+		e.state, e.errCount = "failed", 1
+		return stop
+	}
+	if j := s.jobs[repID]; j != nil {
+		by := "a _replicate request"
+		if j.docID != "" {
+			by = fmt.Sprintf("document `%s` from db `%s`", j.docID, s.cfg.Database)
+		}
+		e.state, e.errCount = "failed", 1
+		e.errMsg = fmt.Sprintf("Replication `%s` specified by document `%s` already started, triggered by %s", repID, id, by)
+		return stop
+	}
+	e.repID = repID
+	j := &job{id: repID, docID: id, docRev: rev, spec: sp, added: now, updated: now}
+	j.note("added", "", now)
+	s.jobs[repID] = j
+	return stop
+}
+
+// removeDocLocked forgets a document and returns its job, to stop.
+func (s *Scheduler) removeDocLocked(id string) []*job {
+	e := s.docs[id]
+	if e == nil {
+		return nil
+	}
+	delete(s.docs, id)
+	if j := s.jobs[e.repID]; e.repID != "" && j != nil && j.docID == id {
+		delete(s.jobs, e.repID)
+		return []*job{j}
+	}
+	return nil
+}
