@@ -370,8 +370,15 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		}
 		since = info.UpdateSeq
 	}
+	// A filter function that fails ends the feed with its error, as in
+	// CouchDB (a 500 when nothing was sent yet).
+	var filterErr error
 	if p.ddocFilter != "" || p.viewFilter != "" {
-		fn, err := jsFeedFilter(r, db, p.ddocFilter, p.viewFilter)
+		fn, err := jsFeedFilter(r, db, p.ddocFilter, p.viewFilter, func(err error) {
+			if filterErr == nil {
+				filterErr = err
+			}
+		})
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -401,8 +408,20 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		f.begin()
 	}
 	stop := f.heartbeats(p.heartbeat)
-	last, err := db.Follow(ctx, since, localdb.FollowOptions{ChangesOptions: p.opts, Feed: feedKinds[p.feed], Timeout: p.timeout}, f.row)
+	row := f.row
+	if p.opts.Filter != nil {
+		row = func(c *localdb.Change) error {
+			if filterErr != nil {
+				return filterErr
+			}
+			return f.row(c)
+		}
+	}
+	last, err := db.Follow(ctx, since, localdb.FollowOptions{ChangesOptions: p.opts, Feed: feedKinds[p.feed], Timeout: p.timeout}, row)
 	stop()
+	if err == nil && filterErr != nil {
+		err = filterErr
+	}
 	switch {
 	case err == nil:
 		f.end(last)

@@ -37,7 +37,7 @@ var couchDBDifferenceReasons = map[string][]string{
 	"No _shards: a store is one file, not shards on nodes.": {
 		"couchdb35-extra/auth#368", "couchdb35-extra/auth#412", "couchdb35-extra/auth#456", "couchdb35-extra/auth#500", "couchdb35-extra/auth#544", "couchdb35-extra/auth#697",
 	},
-	"JavaScript runs for views, validate_doc_update and filters only: shows, lists and updates are refused with 400 bad_request, and a missing design doc or function still answers CouchDB's 404. A JavaScript filter that throws leaves the document out of the feed where CouchDB fails the request.": {
+	"JavaScript runs for views, validate_doc_update and filters only: shows, lists and updates are refused with 400 bad_request, and a missing design doc or function still answers CouchDB's 404.": {
 		"requests#129",
 		"requests#268", "requests#269", "requests#271",
 	},

@@ -12,8 +12,9 @@ import (
 // jsFeedFilter returns the feed filter of filter=ddoc/name (ddocFilter)
 // or filter=_view&view=ddoc/name (viewFilter), run by package
 // localdb/filter with the request as CouchDB's req; CouchDB's 400s for a
-// malformed name and 404s for what is missing.
-func jsFeedFilter(r *http.Request, db *localdb.DB, ddocFilter, viewFilter string) (func(*couchdoc.Doc) bool, error) {
+// malformed name and 404s for what is missing. onError hears of a filter
+// function failing on a document.
+func jsFeedFilter(r *http.Request, db *localdb.DB, ddocFilter, viewFilter string, onError func(error)) (func(*couchdoc.Doc) bool, error) {
 	if viewFilter != "" {
 		ddoc, name, ok := filter.Split(viewFilter)
 		if !ok {
@@ -25,7 +26,7 @@ func jsFeedFilter(r *http.Request, db *localdb.DB, ddocFilter, viewFilter string
 	if !ok {
 		return nil, badRequest("`filter` must be of the form `designname/filtername`")
 	}
-	req := &filter.Request{Method: r.Method, Query: map[string]string{}}
+	req := &filter.Request{Method: r.Method, Query: map[string]string{}, OnError: onError}
 	for k, vs := range r.URL.Query() {
 		req.Query[k] = vs[len(vs)-1]
 	}

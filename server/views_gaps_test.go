@@ -3,7 +3,7 @@ package server
 // viewGaps are the exchanges of testdata/couchdb35-extra/views.jsonl that
 // Settee does not answer like CouchDB 3.5 yet, as couchDBGaps lists others.
 var viewGaps = map[string][]string{
-	"Filtered feeds (issue 39): a filter that throws or does not compile leaves the document out (CouchDB answers 500); style=all_docs lists every leaf of a passing document; filter=_view without a slash is a 400 (CouchDB crashes with a 500); last_seq of a feed cut by limit and pending follow the deliberate differences of couchDBDifferenceReasons.": {
+	"Filtered feeds (issue 39): a filter that throws or does not compile ends the feed with a 500 whose reason is the function's error (CouchDB's is an Erlang stack); style=all_docs lists every leaf of a passing document; filter=_view without a slash is a 400 (CouchDB crashes with a 500); last_seq of a feed cut by limit and pending follow the deliberate differences of couchDBDifferenceReasons.": {
 		"couchdb35-extra/views#214", "couchdb35-extra/views#280", "couchdb35-extra/views#281", "couchdb35-extra/views#284", "couchdb35-extra/views#285", "couchdb35-extra/views#287", "couchdb35-extra/views#289",
 		"couchdb35-extra/views#299", "couchdb35-extra/views#301",
 		"couchdb35-extra/views#302", "couchdb35-extra/views#305", "couchdb35-extra/views#314",

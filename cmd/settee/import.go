@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -68,14 +71,15 @@ func importFrom(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err != nil {
 		return err
 	}
-	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+	records, err := spool.reader()
+	if err != nil {
 		return err
 	}
 	return withStore(pos[0], true, ks, func(db *localdb.DB) error {
 		st := importStats{Read: n}
 		var firstFail string
 		var otherFail bool
-		err := readBatches(spool, func(b importBatchT) error {
+		err := readBatches(records, func(b importBatchT) error {
 			var res []couchdoc.DocResult
 			var err error
 			if b.history {
@@ -129,12 +133,12 @@ type importStats struct {
 // write, and copies it to a temporary file (the caller removes it), so
 // that bad input is refused before anything is written and memory stays
 // bounded. It returns the file and the number of documents.
-func spoolLines(r io.Reader) (*os.File, int64, error) {
-	f, err := os.CreateTemp("", "settee-import-*.ndjson")
+func spoolLines(r io.Reader) (*spoolFile, int64, error) {
+	f, err := newSpool()
 	if err != nil {
 		return nil, 0, err
 	}
-	w := bufio.NewWriterSize(f, 256<<10)
+	w := bufio.NewWriterSize(f.writer(), 256<<10)
 	br := bufio.NewReaderSize(r, 256<<10)
 	var n, line int64
 	for {
@@ -256,4 +260,46 @@ func readBatches(r io.Reader, fn func(importBatchT) error) error {
 		cur.lines = append(cur.lines, line)
 		size += len(rest)
 	}
+}
+
+// spoolFile is import's temporary copy of its input, encrypted (AES-CTR)
+// with a key that lives in this process's memory only: the documents may
+// be bound for an encrypted store, and none should reach the disk in the
+// clear on their way.
+type spoolFile struct {
+	*os.File
+	block cipher.Block
+	iv    [aes.BlockSize]byte
+}
+
+func newSpool() (*spoolFile, error) {
+	var key [32]byte
+	s := &spoolFile{}
+	if _, err := rand.Read(key[:]); err != nil {
+		return nil, err
+	}
+	if _, err := rand.Read(s.iv[:]); err != nil {
+		return nil, err
+	}
+	var err error
+	if s.block, err = aes.NewCipher(key[:]); err != nil {
+		return nil, err
+	}
+	if s.File, err = os.CreateTemp("", "settee-import-*.ndjson"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// writer writes the spool from its start.
+func (s *spoolFile) writer() io.Writer {
+	return cipher.StreamWriter{S: cipher.NewCTR(s.block, s.iv[:]), W: s.File}
+}
+
+// reader reads the spool back from its start.
+func (s *spoolFile) reader() (io.Reader, error) {
+	if _, err := s.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return cipher.StreamReader{S: cipher.NewCTR(s.block, s.iv[:]), R: s.File}, nil
 }

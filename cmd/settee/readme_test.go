@@ -237,8 +237,8 @@ func buildGoBlocks(t *testing.T, root string, install readmeBlock, blocks []read
 // under test on PATH, and stops what it left running.
 func runShellBlocks(t *testing.T, script string) {
 	dir := t.TempDir()
-	// The quick start's server, and the team hub's.
-	for _, addr := range []string{"127.0.0.1:5985", "127.0.0.1:5986"} {
+	// The quick start's server, the team hub's and its cloud's.
+	for _, addr := range []string{"127.0.0.1:5985", "127.0.0.1:5986", "127.0.0.1:5987"} {
 		script = strings.ReplaceAll(script, addr, fmt.Sprintf("127.0.0.1:%d", testpeer.FreePort(t)))
 	}
 	// Trace each command, so a failure shows which one.

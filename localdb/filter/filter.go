@@ -36,6 +36,10 @@ type Request struct {
 	Roles        []string
 	// SecObj is the database's security object (nil: {}).
 	SecObj json.RawMessage
+	// OnError, when set, is told when the function fails on a document
+	// (throws, does not compile, runs out of time), which then does not
+	// pass; nil logs the failure.
+	OnError func(error)
 }
 
 // JSON returns CouchDB's req object for r.
@@ -109,7 +113,7 @@ func designPart(ctx context.Context, db *localdb.DB, ddoc, member, name string) 
 // Func returns the filter function ddoc/name of db as a feed filter
 // (localdb.ChangesOptions.Filter) run with req. Errors: CouchDB's 404s for
 // what is missing. A document the function throws on, or that it cannot
-// judge in time, does not pass; the failure is logged.
+// judge in time, does not pass; the failure goes to req.OnError, or the log.
 func Func(ctx context.Context, db *localdb.DB, ddoc, name string, req *Request) (func(*couchdoc.Doc) bool, error) {
 	doc, src, _, err := designPart(ctx, db, ddoc, "filters", name)
 	if err != nil {
@@ -138,7 +142,11 @@ func Func(ctx context.Context, db *localdb.DB, ddoc, name string, req *Request) 
 		ok, err := rt.Filter(source, ddocJSON, b, reqJSON)
 		pool.Put(rt)
 		if err != nil {
-			slog.Warn("filter failed", "filter", ddoc+"/"+name, "doc", d.ID, "err", err)
+			if req.OnError != nil {
+				req.OnError(err)
+			} else {
+				slog.Warn("filter failed", "filter", ddoc+"/"+name, "doc", d.ID, "err", err)
+			}
 			return false
 		}
 		return len(ok) == 1 && ok[0]

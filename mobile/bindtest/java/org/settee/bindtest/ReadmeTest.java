@@ -135,4 +135,19 @@ public class ReadmeTest {
 			Mobile.setLogger(null, Mobile.LevelInfo);
 		}
 	}
+
+	@Test
+	public void encryptedNotes() throws Exception {
+		// On the JVM a generated AES key stands in for the Android Keystore's.
+		javax.crypto.KeyGenerator gen = javax.crypto.KeyGenerator.getInstance("AES");
+		gen.init(256);
+		javax.crypto.SecretKey keystoreKey = gen.generateKey();
+		Database notes = Readme.openNotes(dir, keystoreKey);
+		notes.put("{\"_id\":\"n1\",\"text\":\"secret\"}");
+		notes.close();
+		assertTrue(new File(dir, "notes.key").exists());
+		notes = Readme.openNotes(dir, keystoreKey); // the wrapped key, unwrapped
+		assertEquals("secret", str(notes.get("n1"), "text"));
+		notes.close();
+	}
 }
