@@ -259,7 +259,7 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	if offline != nil && rem.URL.Scheme == "http" && errors.Is(offline, couchdoc.ErrBadRequest) && speaksTLS(ctx, rem.URL) {
 		https := *rem.URL
 		https.Scheme = "https"
-		return &exitError{code: exitTransient, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: the server speaks HTTPS, not HTTP: use %s", rem, &https), err: offline}
 	}
 	failNow := !failure.Transient(offline) && !(f.continuous && exitCode(offline) == exitTransient) ||
 		!f.continuous && f.retries == 0 // --retries 0: no second try
@@ -469,6 +469,10 @@ func explain(dir string, rem *remote, remoteName string, err error, results []di
 		return &exitError{code: code, msg: fmt.Sprintf("%s: %s %s at %s (%s)", dir, what, reasonOf(err), rem, who), err: err}
 	case exitNotFound:
 		return &exitError{code: code, msg: fmt.Sprintf("%s: database %s not found%s", dir, rem, notFoundHint(dir, rem, createTarget)), err: err}
+	case exitUsage:
+		if failure.BadCertificate(err) {
+			return &exitError{code: code, msg: fmt.Sprintf("%s: cannot reach %s: %s", dir, rem, unreachableReason(err)), err: err}
+		}
 	}
 	detail := err.Error()
 	if pe != nil && pe.Peer == remoteName {

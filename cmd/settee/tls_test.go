@@ -17,12 +17,13 @@ func TestTLS(t *testing.T) {
 	dbURL := strings.Replace(root, "http://", "https://", 1) + "/tls"
 
 	r := cli(t, nil, "pull", "--retries", "0", filepath.Join(dir, "x.db"), dbURL)
-	failsWith(t, r, exitTransient, "cannot reach "+dbURL, "unknown authority")
+	// No retry makes the certificate trusted: the fix is an argument (2).
+	failsWith(t, r, exitUsage, "cannot reach "+dbURL, "unknown authority", "--ca-file")
 
-	// Plain HTTP to the HTTPS server: unreachable (3), and the fix said.
+	// Plain HTTP to the HTTPS server: the URL is wrong (2), and the fix said.
 	plain := root + "/tls"
 	r = cli(t, nil, "pull", "--retries", "0", filepath.Join(dir, "x.db"), plain)
-	failsWith(t, r, exitTransient, "the server speaks HTTPS, not HTTP: use "+dbURL)
+	failsWith(t, r, exitUsage, "the server speaks HTTPS, not HTTP: use "+dbURL)
 
 	pulled := filepath.Join(dir, "ca.db")
 	ok(t, "pull", "--ca-file", cert, pulled, dbURL)

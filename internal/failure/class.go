@@ -63,6 +63,10 @@ func Classify(err error) Class {
 		return NotFound
 	case errors.Is(err, couchdoc.ErrConflict):
 		return Conflict
+	case BadCertificate(err):
+		// No retry makes a certificate trusted: the fix is an argument
+		// (--ca-file, or the app's trust store).
+		return BadInput
 	case Transient(err), Unreachable(err):
 		return Retry
 	case errors.Is(err, wire.ErrMalformed), errors.Is(err, couchdoc.ErrDigestMismatch):
