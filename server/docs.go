@@ -77,6 +77,7 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 		return
 	}
 	defer closeBodies(doc)
+	s.hideReplicationCredentials(r, doc)
 	etag := `"` + doc.Rev + `"`
 	// Like CouchDB, no ETag when the answer carries more than the revision
 	// (conflicts, revs_info or a local seq that change without a new rev);

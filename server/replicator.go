@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -163,4 +164,21 @@ func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx, newEdit
 		return couchdoc.Errorf(couchdoc.ErrForbidden, "Can't update replication documents from other users.")
 	}
 	return nil
+}
+
+// hideReplicationCredentials strips the credentials of a _replicator
+// document read by a user who is neither a server admin nor its owner,
+// as CouchDB does.
+func (s *Server) hideReplicationCredentials(r *http.Request, doc *couchdoc.Doc) {
+	c := callOf(r)
+	if c == nil || c.rt.db != ReplicatorDB || c.auth.User.IsServerAdmin() {
+		return
+	}
+	var owner struct {
+		Owner string `json:"owner"`
+	}
+	if json.Unmarshal(doc.Body, &owner) == nil && owner.Owner != "" && owner.Owner == c.auth.User.Name {
+		return
+	}
+	doc.Body = scheduler.StripCredentials(doc.Body)
 }

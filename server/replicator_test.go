@@ -350,3 +350,40 @@ func TestReplicatorMaxJobs(t *testing.T) {
 	ts.waitSchedState("b", "running")
 	testutil.Eventually(t, "b copies the source", func() bool { return ts.do("GET", "/tb", nil).status == 200 && ts.docCount("tb") == 1 })
 }
+
+// TestReplicatorUsers: once an admin opens _replicator to users, a
+// user's document belongs to them ("owner"), another user reads it
+// without its credentials and may not write it in the owner's name.
+func TestReplicatorUsers(t *testing.T) {
+	ts := newReplHub(t, Config{})
+	ts.createUser("bob", "bobpw", nil)
+	ts.createUser("carol", "carolpw", nil)
+	ts.must(201, "PUT", "/src", nil)
+	ts.do("GET", "/_replicator", nil) // made on first use
+	ts.must(200, "PUT", "/_replicator/_security", map[string]any{"members": map[string]any{"names": []string{"bob", "carol"}}})
+	as := func(u, p string) { ts.user, ts.pass = u, p }
+	as("bob", "bobpw")
+	ts.must(201, "PUT", "/_replicator/bobs", map[string]any{"source": ts.dbURL("src"),
+		"target": map[string]any{"url": ts.url + "/bobtgt", "headers": map[string]string{"Authorization": "Basic c2VjcmV0LWhlYWRlcg=="},
+			"auth": map[string]any{"basic": map[string]any{"username": "admin", "password": "adminpw"}}}})
+	own := ts.must(200, "GET", "/_replicator/bobs", nil)
+	if m := own.json(t); m["owner"] != "bob" || !strings.Contains(string(own.body), "adminpw") {
+		t.Errorf("bob reads his own document as %s", own.body)
+	}
+	as("carol", "carolpw")
+	other := ts.must(200, "GET", "/_replicator/bobs", nil)
+	for _, secret := range []string{"adminpw", "c2VjcmV0LWhlYWRlcg", "auth"} {
+		if strings.Contains(string(other.body), secret) {
+			t.Errorf("carol reads bob's document with %q: %s", secret, other.body)
+		}
+	}
+	rev := other.json(t)["_rev"].(string)
+	ts.wantReason(403, "forbidden", "Can't update replication documents from other users.", "PUT", "/_replicator/bobs",
+		map[string]any{"_rev": rev, "source": ts.dbURL("src"), "target": ts.dbURL("x"), "owner": "bob"})
+	as("admin", "adminpw")
+	if b := ts.must(200, "GET", "/_replicator/bobs", nil).body; !strings.Contains(string(b), "adminpw") {
+		t.Errorf("the admin reads bob's document as %s", b)
+	}
+	as("carol", "carolpw")
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "GET", "/_replicator/_all_docs", nil)
+}

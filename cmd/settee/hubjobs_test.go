@@ -149,6 +149,17 @@ func TestHubJobsSurviveSIGKILL(t *testing.T) {
 	if a, b := allRevs(t, hub), allRevs(t, pouch.URL+"/cloud"); a != b {
 		t.Errorf("the sides differ:\nhub   %.300s\ncloud %.300s", a, b)
 	}
+	// An operator lists the jobs; a stranger may not.
+	list := ok(t, "replications", strings.Replace(root, "http://", "http://admin:hubpw@", 1))
+	for _, want := range []string{"running      push: " + root + "/hub/ -> " + proxyURL + "/cloud/", "running      pull: " + proxyURL + "/cloud/ -> " + root + "/hub/"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("settee replications does not show %q:\n%s", want, list)
+		}
+	}
+	if strings.Contains(list, "hubpw") {
+		t.Errorf("settee replications shows a password:\n%s", list)
+	}
+	failsWith(t, cli(t, nil, "replications", root), exitAuth, "admin")
 	if n := counter.total(); n < 3300 {
 		t.Errorf("the proxy saw %d revisions written, want the hub's 3300", n)
 	}

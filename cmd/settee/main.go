@@ -31,6 +31,7 @@ func commands() []command {
 		{"fetch-attachment", "download an attachment body a lazy pull left behind (or evict one)", runFetchAttachment},
 		{"pending", "list the local changes a push has still to send (offline)", runPending},
 		{"serve", "serve local stores over the CouchDB HTTP API", runServe},
+		{"replications", "list the replications a running hub keeps by itself (_scheduler/docs)", runReplications},
 		{"info", "print a local store's summary, sizes and counts", runInfo},
 		{"clone", "make a new local store from a seed store, with its own identity", runClone},
 		{"compact", "compact a local store and shrink its file", runCompact},

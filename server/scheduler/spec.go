@@ -231,3 +231,48 @@ func isObject(raw json.RawMessage) bool {
 func (sp *Spec) String() string {
 	return fmt.Sprintf("%s -> %s continuous=%v", sp.Source.Display(), sp.Target.Display(), sp.Continuous)
 }
+
+// StripCredentials returns a replication document's body without the
+// credentials of its endpoints (auth objects, headers, URL user info),
+// as CouchDB shows another user's document.
+func StripCredentials(body []byte) []byte {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil || m == nil {
+		return body
+	}
+	for _, k := range []string{"source", "target"} {
+		raw, ok := m[k]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			m[k], _ = json.Marshal(withoutUserinfo(s))
+			continue
+		}
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			continue
+		}
+		delete(obj, "auth")
+		delete(obj, "headers")
+		if json.Unmarshal(obj["url"], &s) == nil {
+			obj["url"], _ = json.Marshal(withoutUserinfo(s))
+		}
+		m[k], _ = json.Marshal(obj)
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func withoutUserinfo(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
