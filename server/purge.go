@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/server/access"
 )
 
 // CouchDB 3.5's default bounds of one _purge request ([purge]
@@ -21,6 +22,9 @@ const (
 // servePurge is POST /{db}/_purge, as CouchDB 3.5 answers it: 201 with
 // {"purge_seq": null, "purged": {id: [revs removed]}}, ids in request order.
 func (s *Server) servePurge(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
+	if dbName(r) == access.UsersDB {
+		defer s.forgetUsers() // a purged user is gone for good
+	}
 	if r.Method != http.MethodPost {
 		s.writeError(w, r, methodNotAllowed("POST"))
 		return

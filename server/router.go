@@ -185,10 +185,11 @@ func isGet(r *http.Request) bool { return r.Method == http.MethodGet || r.Method
 
 // Features are the CouchDB features GET / lists, which clients branch on:
 // only those this server has. JavaScript design functions run in QuickJS
-// ("quickjs", as CouchDB 3.5 says of its own engine); there are no
+// ("quickjs", as CouchDB 3.5 says of its own engine) and _replicator
+// documents run on a scheduler ("scheduler"); there are no
 // partitioned databases, per-document access, storage engines to choose
 // or resharding.
-var Features = []string{"quickjs"}
+var Features = []string{"quickjs", "scheduler"}
 
 // serveWelcome is GET /.
 func (s *Server) serveWelcome(w http.ResponseWriter, r *http.Request, _ *call) {

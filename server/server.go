@@ -129,8 +129,9 @@ type Server struct {
 	start  string
 
 	auth *access.Authenticator
-	// secCache holds the security object of each open *localdb.DB.
-	secCache sync.Map
+	// secCache holds the security object of each open *localdb.DB;
+	// userCache the users read from _users (userKey: cachedUser).
+	secCache, userCache sync.Map
 
 	// sched runs _replicator's jobs (nil in single-database mode); it
 	// starts once, on Open, Serve or the first request, and stops on Close.

@@ -16,6 +16,9 @@ import (
 type usersSource struct{ s *Server }
 
 // User returns the user document of name, if it has a password hash.
+// Users are cached per _users handle, as CouchDB's couch_auth_cache: every
+// write to _users goes through this server, which forgets the user it
+// wrote (afterUsersWrite) or, after a purge, every user.
 func (u usersSource) User(ctx context.Context, name string) (access.User, bool, error) {
 	db, err := u.s.openDB(ctx, access.UsersDB)
 	if err != nil {
@@ -24,6 +27,38 @@ func (u usersSource) User(ctx context.Context, name string) (access.User, bool, 
 		}
 		return access.User{}, false, err
 	}
+	key := userKey{db, name}
+	if c, ok := u.s.userCache.Load(key); ok {
+		cu := c.(cachedUser)
+		return cu.user, cu.ok, nil
+	}
+	user, ok, err := readUser(ctx, db, name)
+	if err == nil {
+		u.s.userCache.Store(key, cachedUser{user, ok})
+	}
+	return user, ok, err
+}
+
+type userKey struct {
+	db   *localdb.DB
+	name string
+}
+
+type cachedUser struct {
+	user access.User
+	ok   bool
+}
+
+// forgetUsers empties the user cache.
+func (s *Server) forgetUsers() {
+	s.userCache.Range(func(k, _ any) bool {
+		s.userCache.Delete(k)
+		return true
+	})
+}
+
+// readUser reads a user's document from _users.
+func readUser(ctx context.Context, db *localdb.DB, name string) (access.User, bool, error) {
 	doc, err := db.Get(ctx, access.UserPrefix+name, localdb.GetOptions{})
 	if err != nil {
 		if errors.Is(err, couchdoc.ErrNotFound) {
@@ -97,6 +132,9 @@ func perUserDB(name string) string { return PerUserPrefix + hex.EncodeToString([
 // user gets one, a deleted user's goes when PerUserDelete is set.
 // Failures are logged; the user document is written already.
 func (s *Server) afterUsersWrite(ctx context.Context, doc *couchdoc.Doc) {
+	// The written user is read again on its next request (a new password
+	// or roles take effect at once).
+	s.forgetUsers()
 	if !s.cfg.PerUser || !strings.HasPrefix(doc.ID, access.UserPrefix) {
 		return
 	}

@@ -34,7 +34,6 @@ type userBody struct {
 	Iterations   json.RawMessage `json:"iterations"`
 	DerivedKey   json.RawMessage `json:"derived_key"`
 	PRF          json.RawMessage `json:"pbkdf2_prf"`
-	deleted      bool
 	rolesStrings []string
 }
 
