@@ -51,6 +51,12 @@ func TestEncryptedStoreCLI(t *testing.T) {
 			t.Fatal("a wrong key changed the store")
 		}
 		ok(t, "check", "--key-file", kf, enc)
+		// Compaction rewrites the file through the same encryption.
+		ok(t, "compact", "--key-file", kf, enc)
+		ok(t, "check", "--key-file", kf, enc)
+		if b, _ := os.ReadFile(enc); bytes.Contains(b, []byte("CLIMARKER")) {
+			t.Fatal("the compacted store shows its plaintext")
+		}
 		clone := enc + ".clone"
 		ok(t, "clone", "--key-file", kf, enc, clone)
 		if out := ok(t, "export", "--key-file", kf, clone); !strings.Contains(out, "CLIMARKER") {
