@@ -28,25 +28,17 @@ func (db *DB) Security(ctx context.Context) (json.RawMessage, error) {
 // has validated) and, as CouchDB's set_security, moves the update
 // sequence once.
 func (db *DB) SetSecurity(ctx context.Context, raw json.RawMessage) error {
-	if !json.Valid(raw) {
-		return errors.New("localdb: security object is not JSON")
-	}
-	if err := db.enter(); err != nil {
-		return err
-	}
-	defer db.leave()
-	return db.update(ctx, func(w *wtx) error {
-		if _, err := w.tx.ExecContext(ctx, qUpsertSecurity, string(raw)); err != nil {
-			return err
-		}
-		return w.bumpSeq()
-	})
+	return db.storeSecurity(ctx, raw, true)
 }
 
 // InitSecurity stores the security object a new database starts with,
 // without moving the update sequence: CouchDB sets it as it creates the
 // database, so a new database still reports update_seq 0.
 func (db *DB) InitSecurity(ctx context.Context, raw json.RawMessage) error {
+	return db.storeSecurity(ctx, raw, false)
+}
+
+func (db *DB) storeSecurity(ctx context.Context, raw json.RawMessage, bump bool) error {
 	if !json.Valid(raw) {
 		return errors.New("localdb: security object is not JSON")
 	}
@@ -55,8 +47,10 @@ func (db *DB) InitSecurity(ctx context.Context, raw json.RawMessage) error {
 	}
 	defer db.leave()
 	return db.update(ctx, func(w *wtx) error {
-		_, err := w.tx.ExecContext(ctx, qUpsertSecurity, string(raw))
-		return err
+		if _, err := w.tx.ExecContext(ctx, qUpsertSecurity, string(raw)); err != nil || !bump {
+			return err
+		}
+		return w.bumpSeq()
 	})
 }
 

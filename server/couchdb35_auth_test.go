@@ -149,16 +149,7 @@ func TestCouchDB35Auth(t *testing.T) {
 		normalizeAuthExchange(e)
 		rp.mapper.LearnFrom(e, got)
 		diffs := shardingDiffsDropped(couchcorpus.Compare(e, got, rp.mapper, couchcorpus.Options{IdentityAttachments: true, OwnBadRequestReasons: true}))
-		key := "couchdb35-extra/auth#" + strconv.Itoa(e.Seq)
-		if reason, ok := couchDBDifferences[key]; ok {
-			if len(diffs) == 0 {
-				t.Errorf("%s (%s %s) now answers like CouchDB: remove it from couchDBDifferences (%q)", key, e.Method, e.Path, reason)
-			}
-			continue
-		}
-		if len(diffs) > 0 {
-			t.Errorf("%s %s %s?%s (%s):\n\t%s", key, e.Method, e.Path, e.Query, e.Note, strings.Join(diffs, "\n\t"))
-		}
+		reportDiffs(t, "couchdb35-extra/auth#"+strconv.Itoa(e.Seq), e, diffs, couchDBDifferences, "couchDBDifferences", "")
 	}
 	if next != len(exchanges) {
 		t.Fatalf("%d recorded exchanges, %d replayed", len(exchanges), next)
@@ -433,4 +424,20 @@ func (rp *authReplay) mint(spec *jwtSpec) string {
 		token = token[:len(token)-4] + tail
 	}
 	return token
+}
+
+// reportDiffs fails the test for an exchange that differs from CouchDB's
+// answer unless listed (with its reason) in differences, named list, and
+// for a listed one that no longer differs; extra follows the diffs.
+func reportDiffs(t *testing.T, key string, e *couchcorpus.Exchange, diffs []string, differences map[string]string, list, extra string) {
+	t.Helper()
+	if reason, ok := differences[key]; ok {
+		if len(diffs) == 0 {
+			t.Errorf("%s (%s %s) now answers like CouchDB: remove it from %s (%q)", key, e.Method, e.Path, list, reason)
+		}
+		return
+	}
+	if len(diffs) > 0 {
+		t.Errorf("%s %s %s?%s (%s):\n\t%s%s", key, e.Method, e.Path, e.Query, e.Note, strings.Join(diffs, "\n\t"), extra)
+	}
 }

@@ -172,16 +172,7 @@ func TestCouchDB35Scheduler(t *testing.T) {
 		e := &exchanges[next]
 		next++
 		diffs := schedulerDiffs(e, status, got, fill)
-		key := "couchdb35-extra/scheduler#" + strconv.Itoa(e.Seq)
-		if reason, ok := listed[key]; ok {
-			if len(diffs) == 0 {
-				t.Errorf("%s (%s %s) now answers like CouchDB: remove it from schedulerDifferences (%q)", key, e.Method, e.Path, reason)
-			}
-			continue
-		}
-		if len(diffs) > 0 {
-			t.Errorf("%s %s %s (%s):\n\t%s\n\tgot %s", key, e.Method, e.Path, e.Note, strings.Join(diffs, "\n\t"), got)
-		}
+		reportDiffs(t, "couchdb35-extra/scheduler#"+strconv.Itoa(e.Seq), e, diffs, listed, "schedulerDifferences", fmt.Sprintf("\n\tgot %s", got))
 	}
 	if next != len(exchanges) {
 		t.Fatalf("%d recorded exchanges, %d replayed", len(exchanges), next)
