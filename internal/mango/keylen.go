@@ -4,7 +4,12 @@ package mango
 // false when b does not start with a whole encoding. Index entries append
 // a document id to their fields' encodings; KeyLen finds where it starts
 // without a copy of the id beside the key.
-func KeyLen(b []byte) (int, bool) {
+func KeyLen(b []byte) (int, bool) { return keyLen(b, rawStringLen) }
+
+// keyLen measures an encoding whose object member names are measured by
+// nameLen (raw strings in EncodeKey's, whole string keys in
+// EncodeViewKey's).
+func keyLen(b []byte, nameLen func([]byte) (int, bool)) (int, bool) {
 	if len(b) == 0 {
 		return 0, false
 	}
@@ -19,7 +24,7 @@ func KeyLen(b []byte) (int, bool) {
 	case tagArray:
 		i := 1
 		for i < len(b) && b[i] != tagEnd {
-			n, ok := KeyLen(b[i:])
+			n, ok := keyLen(b[i:], nameLen)
 			if !ok {
 				return 0, false
 			}
@@ -29,12 +34,12 @@ func KeyLen(b []byte) (int, bool) {
 	case tagObject:
 		i := 1
 		for i < len(b) && b[i] == tagMember {
-			n, ok := rawStringLen(b[i+1:])
+			n, ok := nameLen(b[i+1:])
 			if !ok {
 				return 0, false
 			}
 			i += 1 + n
-			if n, ok = KeyLen(b[i:]); !ok {
+			if n, ok = keyLen(b[i:], nameLen); !ok {
 				return 0, false
 			}
 			i += n

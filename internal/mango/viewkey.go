@@ -70,40 +70,9 @@ func encodeViewValue(dst []byte, dec *json.Decoder) ([]byte, error) {
 	return EncodeKey(dst, tok), nil
 }
 
-// viewKeyLen is KeyLen for EncodeViewKey's encodings (object member
-// names are string encodings there).
-func viewKeyLen(b []byte) (int, bool) {
-	if len(b) == 0 {
-		return 0, false
-	}
-	switch b[0] {
-	case tagArray:
-		i := 1
-		for i < len(b) && b[i] != tagEnd {
-			n, ok := viewKeyLen(b[i:])
-			if !ok {
-				return 0, false
-			}
-			i += n
-		}
-		return i + 1, i < len(b)
-	case tagObject:
-		i := 1
-		for i < len(b) && b[i] == tagMember {
-			n, ok := viewKeyLen(b[i+1:]) // the name, a string
-			if !ok {
-				return 0, false
-			}
-			i += 1 + n
-			if n, ok = viewKeyLen(b[i:]); !ok {
-				return 0, false
-			}
-			i += n
-		}
-		return i + 1, i < len(b) && b[i] == tagEnd
-	}
-	return KeyLen(b)
-}
+// viewKeyLen is KeyLen for EncodeViewKey's encodings, whose object
+// member names are string encodings.
+func viewKeyLen(b []byte) (int, bool) { return keyLen(b, viewKeyLen) }
 
 // ViewKeyGroup returns the encoding of the key a view row groups under at
 // group_level level: an array key cut to its first level elements, any
