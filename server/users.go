@@ -81,11 +81,9 @@ func (s *Server) hasUsersDB() bool { return s.cfg.DataDir != "" && len(s.cfg.Use
 func (s *Server) openDB(ctx context.Context, name string) (*localdb.DB, error) {
 	db, err := s.dbs.get(ctx, name)
 	if errors.Is(err, errNoDB) && (name == access.UsersDB || name == ReplicatorDB) && s.hasUsersDB() {
-		sec := s.newDBSecurity()
-		if name == ReplicatorDB {
-			sec = access.AdminOnly // as CouchDB's: users write there only once an admin opens it
-		}
-		if cerr := s.createDBWith(ctx, name, sec); cerr != nil && !errors.Is(cerr, couchdoc.ErrFileExists) {
+		// Admin-only, as CouchDB's system databases, whatever the default
+		// of other databases (_users' is not even editable).
+		if cerr := s.createDBWith(ctx, name, access.AdminOnly); cerr != nil && !errors.Is(cerr, couchdoc.ErrFileExists) {
 			return nil, cerr
 		}
 		return s.dbs.get(ctx, name)
@@ -96,7 +94,7 @@ func (s *Server) openDB(ctx context.Context, name string) (*localdb.DB, error) {
 // createDB creates a database with the server's default security object,
 // as CouchDB 3 stores default_security into every new database.
 func (s *Server) createDB(ctx context.Context, name string) error {
-	return s.createDBWith(ctx, name, s.newDBSecurity())
+	return s.createDBWith(ctx, name, s.defaultSecurity())
 }
 
 func (s *Server) createDBWith(ctx context.Context, name string, sec *access.Security) error {
@@ -112,13 +110,6 @@ func (s *Server) createDBWith(ctx context.Context, name string, sec *access.Secu
 	}
 	s.secCache.Delete(db)
 	return db.InitSecurity(ctx, sec.Raw)
-}
-
-func (s *Server) newDBSecurity() *access.Security {
-	if s.cfg.DefaultSecurityEveryone {
-		return access.Everyone
-	}
-	return access.AdminOnly
 }
 
 // PerUserPrefix starts the name of a user's own database.
