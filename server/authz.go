@@ -132,9 +132,10 @@ func callOf(r *http.Request) *call {
 // checkDocWrite applies what CouchDB checks of every document write
 // before validate_doc_update: a design document needs a db admin
 // (couch_db:validate_doc_update), and a write to _users follows that
-// database's rules (password hashed, names and roles checked). old is
-// the revision replaced, when known. It may change doc (the _users
-// password). It is called for every path that writes a document.
+// database's rules (password hashed, names and roles checked, against
+// the revision the write replaces), a write to _replicator its own; then
+// the database's validate_doc_update functions. It may change doc (the
+// _users password). Every path that writes a document calls it.
 func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) error {
 	c := callOf(r)
 	if c == nil || couchdoc.IsLocalID(doc.ID) {
