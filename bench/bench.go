@@ -85,6 +85,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	if err == nil && cfg.Phases["find"] {
 		b.findPhase(ctx)
 	}
+	if err == nil && cfg.Phases["views"] {
+		err = b.viewsPhase(ctx)
+	}
 	if err == nil && cfg.Phases["index-write"] {
 		b.indexWritePhase(ctx)
 	}

@@ -50,6 +50,8 @@ type config struct {
 	UIIdleSeconds float64
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
+	// ViewQueries is how many queries of each shape phase views times.
+	ViewQueries int
 	// The lazy and pending phases (lazy_phases.go).
 	attConfig
 	// DBPrefix names the server's databases (<prefix>-src, ...), so runs
@@ -70,7 +72,9 @@ var livePhaseNames = []string{"live", "hub"}
 // into local stores without and with indexes.
 // ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs with idle
 // databases; ui (only when named) times reads during a pull.
-var extraPhaseNames = []string{"find", "index-write", "idle", "ui"}
+// views (only when named) times JavaScript views on settee serve, in
+// process and, with -couch, on CouchDB.
+var extraPhaseNames = []string{"find", "index-write", "idle", "ui", "views"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -87,7 +91,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers; views (only when named) loads the dataset into settee serve, a store in process (contender settee) and -couch, and times JavaScript views' builds, incremental updates and queries")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store; encrypted (only when named) pulls and pushes again with an encrypted local store, right after settee")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -106,6 +110,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.UIThrottle, "ui-throttle", 2000, "ui: the throttled pull's sync.Options.Throttle, documents a second")
 	fs.Float64Var(&cfg.UIIdleSeconds, "ui-idle-seconds", 5, "ui: how long the reads run on the full, idle store after each pull with reads (the idle baseline)")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
+	fs.IntVar(&cfg.ViewQueries, "view-queries", 200, "views: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)
 	if err := fs.Parse(args); err != nil {
@@ -145,6 +150,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.IdleSeconds < 1 {
 		return nil, fmt.Errorf("-idle-seconds must be at least 1")
+	}
+	if cfg.ViewQueries < viewChecked {
+		return nil, fmt.Errorf("-view-queries must be at least %d", viewChecked)
 	}
 	if cfg.FindQueries < findChecked {
 		return nil, fmt.Errorf("-find-queries must be at least %d", findChecked)

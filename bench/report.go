@@ -28,6 +28,7 @@ func writeTable(w io.Writer, r *Results) {
 	writeLiveTable(w, r)
 	writeFindTable(w, r)
 	writeIndexWriteTable(w, r)
+	writeViewsTable(w, r)
 	writeUITable(w, r)
 	writeIdleTable(w, r)
 	writeAttTables(w, r)

@@ -27,6 +27,8 @@ type Results struct {
 	Idle []*IdleRun `json:"idle,omitempty"`
 	// IndexWrite holds phase index-write's modes.
 	IndexWrite []*IndexWriteRun `json:"index_write,omitempty"`
+	// Views holds phase views' contenders.
+	Views []*ViewsRun `json:"views,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`
@@ -191,6 +193,7 @@ func (r *Results) computeRatios() {
 	r.Targets = nil
 	defer r.findTargets()
 	defer r.indexWriteTargets()
+	defer r.viewsTargets()
 	if p := r.Pull; p != nil && p.Settee != nil {
 		if p.PouchDB != nil {
 			ra := &r.Ratios
