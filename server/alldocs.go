@@ -151,6 +151,7 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 			bw.WriteString(`{"rows":[`)
 		}
 	}
+	view := s.replicatorView(r)
 	row := func(row *localdb.AllDocsRow) error {
 		if noRows {
 			return nil
@@ -180,10 +181,11 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 			case row.Doc == nil || row.Deleted:
 				bw.WriteString("null")
 			case p.attachments && len(row.Doc.Attachments) > 0:
-				if err := writeInlineDoc(r.Context(), bw, db, row.Doc, o.Conflicts); err != nil {
+				if err := writeInlineDoc(r.Context(), bw, db, row.Doc, o.Conflicts, view); err != nil {
 					return err
 				}
 			default:
+				viewDocs(view, row.Doc)
 				b, err := row.Doc.MarshalJSON()
 				if err != nil {
 					return err
@@ -214,12 +216,13 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 
 // writeInlineDoc writes a document read again with its attachment bodies
 // inline (base64 "data" instead of stubs), as attachments=true asks.
-func writeInlineDoc(ctx context.Context, w io.Writer, db *localdb.DB, doc *couchdoc.Doc, conflicts bool) error {
+func writeInlineDoc(ctx context.Context, w io.Writer, db *localdb.DB, doc *couchdoc.Doc, conflicts bool, view func(*couchdoc.Doc)) error {
 	full, err := db.Get(ctx, doc.ID, localdb.GetOptions{Rev: doc.Rev, Attachments: true, Conflicts: conflicts})
 	if err != nil {
 		return err
 	}
 	defer closeBodies(full)
+	viewDocs(view, full)
 	return writeDocJSON(w, full)
 }
 

@@ -145,7 +145,8 @@ func (s *Server) checkDocWrite(r *http.Request, db *localdb.DB, doc *couchdoc.Do
 		return notDBAdmin(c.auth.User)
 	}
 	if c.rt.db == ReplicatorDB {
-		return s.checkReplicatorDoc(doc, c.auth.User, newEdits)
+		u := c.auth.User
+		return s.checkReplicatorDoc(doc, u, u.IsServerAdmin() || c.sec != nil && c.sec.IsAdmin(u), newEdits)
 	}
 	if c.rt.db == access.UsersDB {
 		old := replacedDoc(r, db, doc, newEdits)

@@ -282,7 +282,9 @@ func (s *Server) serveBulkGet(w http.ResponseWriter, r *http.Request, db *locald
 		bw.Write([]byte(`{"results":[`))
 	}
 	n := 0
+	view := s.replicatorView(r)
 	write := func(item bulkGetItem, docs []*couchdoc.Doc, errs []error) error {
+		viewDocs(view, docs...)
 		var err error
 		if mixed {
 			err = writeBulkGetMixed(mw, item, docs, errs)

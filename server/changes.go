@@ -168,6 +168,8 @@ type feedWriter struct {
 	etag string
 	// inline, when set, rereads a row's document with attachment bodies.
 	inline func(*couchdoc.Doc) (*couchdoc.Doc, error)
+	// view is how the reader may see documents (replicatorView).
+	view func(*couchdoc.Doc)
 	// pending counts the changes after a seq, for the closing line.
 	pending func(seq int64) int64
 	started bool
@@ -256,6 +258,9 @@ func (f *feedWriter) row(c *localdb.Change) error {
 // again with the attachment bodies inline.
 func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
 	if f.inline == nil || c.Doc == nil || len(c.Doc.Attachments) == 0 {
+		if c.Doc != nil {
+			viewDocs(f.view, c.Doc)
+		}
 		// Compact already: through jsonMarshal, encoding/json would scan
 		// the document's bytes again to compact them.
 		b, err := c.AppendJSON(f.buf[:0])
@@ -269,6 +274,7 @@ func (f *feedWriter) encode(c *localdb.Change) ([]byte, error) {
 		return nil, err
 	}
 	defer closeBodies(full)
+	viewDocs(f.view, full)
 	bare := *c
 	bare.Doc = nil
 	b, err := jsonMarshal(&bare)
@@ -385,7 +391,7 @@ func (s *Server) serveChanges(w http.ResponseWriter, r *http.Request, db *locald
 		}
 		p.opts.Filter = fn
 	}
-	f := &feedWriter{w: w, continuous: p.feed == "continuous" || p.feed == "eventsource", eventsource: p.feed == "eventsource"}
+	f := &feedWriter{w: w, continuous: p.feed == "continuous" || p.feed == "eventsource", eventsource: p.feed == "eventsource", view: s.replicatorView(r)}
 	if p.attachments {
 		f.inline = func(d *couchdoc.Doc) (*couchdoc.Doc, error) {
 			return db.Get(ctx, d.ID, localdb.GetOptions{Rev: d.Rev, Attachments: true})

@@ -77,7 +77,7 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request, id string, db *l
 		return
 	}
 	defer closeBodies(doc)
-	s.hideReplicationCredentials(r, doc)
+	viewDocs(s.replicatorView(r), doc)
 	etag := `"` + doc.Rev + `"`
 	// Like CouchDB, no ETag when the answer carries more than the revision
 	// (conflicts, revs_info or a local seq that change without a new rev);
@@ -141,6 +141,10 @@ func (s *Server) getOpenRevs(w http.ResponseWriter, r *http.Request, id string, 
 	}
 	if revs == nil {
 		sortLeaves(results)
+	}
+	view := s.replicatorView(r)
+	for _, res := range results {
+		viewDocs(view, res.Doc)
 	}
 	defer func() {
 		for _, res := range results {

@@ -53,7 +53,7 @@ func (s *Server) streamFind(w http.ResponseWriter, r *http.Request, db *localdb.
 		_, _ = io.WriteString(w, `{"docs":[`)
 	}
 	n := 0
-	res, err := mango.FindFunc(r.Context(), db, body, func(doc json.RawMessage) error {
+	res, err := mango.FindViewed(r.Context(), db, body, s.replicatorView(r), func(doc json.RawMessage) error {
 		start()
 		if n > 0 {
 			if _, err := io.WriteString(w, ","); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"github.com/settee/settee/couchdoc"
@@ -87,6 +89,16 @@ func (d replicatorDocs) Changes(ctx context.Context, epoch string, since int64, 
 
 // Completed marks a one-shot's document as CouchDB does once it ends.
 func (d replicatorDocs) Completed(ctx context.Context, id, rev string, stats json.RawMessage) error {
+	return d.setState(ctx, id, rev, "completed", scheduler.Member{Key: "_replication_state_reason"}, scheduler.Member{Key: "_replication_stats", Value: stats})
+}
+
+// setState writes a terminal state into the document's revision rev as
+// CouchDB's couch_replicator_docs:update_rep_doc: _replication_state,
+// with _replication_state_time when the state changes, and the other
+// members given (a nil Value removes one). A document changed or deleted
+// since is left alone (the scheduler reads its new revision), as is one
+// that already says so.
+func (d replicatorDocs) setState(ctx context.Context, id, rev, state string, more ...scheduler.Member) error {
 	db, err := d.s.dbs.get(ctx, ReplicatorDB)
 	if err != nil {
 		return err
@@ -96,15 +108,21 @@ func (d replicatorDocs) Completed(ctx context.Context, id, rev string, stats jso
 		return err
 	}
 	if doc.Rev != rev || doc.Deleted {
-		return nil // changed since: the scheduler reads the new revision
+		return nil
 	}
-	body := doc.Body
-	for _, f := range []struct {
-		k string
-		v any
-	}{{"_replication_state", "completed"}, {"_replication_state_time", time.Now().UTC().Format(time.RFC3339)}, {"_replication_stats", stats}} {
-		v, _ := json.Marshal(f.v)
-		body = setMember(body, f.k, v)
+	var cur struct {
+		State string `json:"_replication_state"`
+	}
+	_ = json.Unmarshal(doc.Body, &cur)
+	set := more
+	if cur.State != state {
+		st, _ := json.Marshal(state)
+		now, _ := json.Marshal(time.Now().UTC().Format(time.RFC3339))
+		set = append([]scheduler.Member{{Key: "_replication_state", Value: st}, {Key: "_replication_state_time", Value: now}}, more...)
+	}
+	body := scheduler.SetMembers(doc.Body, set...)
+	if sameJSON(body, doc.Body) {
+		return nil
 	}
 	doc.Body = body
 	_, err = db.Put(ctx, doc)
@@ -114,37 +132,17 @@ func (d replicatorDocs) Completed(ctx context.Context, id, rev string, stats jso
 	return err
 }
 
-// setMember returns a JSON object with key set to the JSON value v.
-func setMember(obj json.RawMessage, key string, v json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(obj, &m) != nil || m == nil {
-		m = map[string]json.RawMessage{}
-	}
-	if _, ok := m[key]; ok {
-		m[key] = v
-		b, _ := json.Marshal(m)
-		return b
-	}
-	k, _ := json.Marshal(key)
-	t := bytes.TrimSpace(obj)
-	if len(t) < 2 || bytes.Equal(bytes.TrimSpace(t[1:len(t)-1]), nil) {
-		return json.RawMessage("{" + string(k) + ":" + string(v) + "}")
-	}
-	out := append([]byte{}, t[:len(t)-1]...)
-	out = append(out, ',')
-	out = append(out, k...)
-	out = append(out, ':')
-	out = append(out, v...)
-	return append(out, '}')
-}
-
-// checkReplicatorDoc applies _replicator's rules to a document write: the
-// body must be a replication CouchDB 3.5 takes (ParseSpec's refusals),
-// and it belongs to its writer ("owner"): a user may not write one of
-// another user's, as CouchDB's _replicator validation. A replicated
-// revision (new_edits=false) is checked but kept as it came: its id is a
-// hash of its body.
-func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx, newEdits bool) error {
+// checkReplicatorDoc applies _replicator's rules to a document write, as
+// CouchDB's couch_replicator_docs:before_doc_update: the document belongs
+// to its writer ("owner", set when missing, null for anonymous): a user
+// who is not an admin (admin: server or database admin) may not write one
+// of another user's, nor one of owner null; an admin's write with owner
+// null becomes the admin's. The body must be a replication CouchDB 3.5
+// takes (ParseSpec's refusals), unless it is in the failed state (as
+// CouchDB, so that a failed document can be kept and edited). A
+// replicated revision (new_edits=false) is checked but kept as it came:
+// its id is a hash of its body.
+func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx, admin, newEdits bool) error {
 	if doc.Deleted || bytes.HasPrefix([]byte(doc.ID), []byte(couchdoc.DesignPrefix)) {
 		return nil
 	}
@@ -152,33 +150,110 @@ func (s *Server) checkReplicatorDoc(doc *couchdoc.Doc, u access.UserCtx, newEdit
 	if err != nil {
 		return err
 	}
-	sp, err := scheduler.ParseSpec(body)
-	if err != nil {
-		return err
+	var head struct {
+		Owner json.RawMessage `json:"owner"`
+		State json.RawMessage `json:"_replication_state"`
+	}
+	_ = json.Unmarshal(body, &head)
+	var name json.RawMessage = []byte("null")
+	if u.Name != "" {
+		name, _ = json.Marshal(u.Name)
 	}
 	switch {
-	case sp.Owner == "" && u.Name != "" && newEdits:
-		v, _ := json.Marshal(u.Name)
-		doc.Body = setMember(body, "owner", v)
-	case sp.Owner != "" && sp.Owner != u.Name && !u.IsServerAdmin():
+	case head.Owner == nil:
+		if newEdits {
+			body = scheduler.SetMembers(body, scheduler.Member{Key: "owner", Value: name})
+		}
+	case sameJSON(head.Owner, name):
+	case admin && sameJSON(head.Owner, []byte("null")):
+		if newEdits {
+			body = scheduler.SetMembers(body, scheduler.Member{Key: "owner", Value: name})
+		}
+	case !admin:
 		return couchdoc.Errorf(couchdoc.ErrForbidden, "Can't update replication documents from other users.")
 	}
+	if !sameJSON(head.State, []byte(`"failed"`)) {
+		if _, err := scheduler.ParseSpec(body); err != nil {
+			return err
+		}
+	}
+	doc.Body = body
 	return nil
 }
 
-// hideReplicationCredentials strips the credentials of a _replicator
-// document read by a user who is neither a server admin nor its owner,
-// as CouchDB does.
-func (s *Server) hideReplicationCredentials(r *http.Request, doc *couchdoc.Doc) {
+// sameJSON reports whether two JSON values are equal.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	return a != nil && b != nil && json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// replicatorView returns how a request may see _replicator's documents:
+// nil (as stored) on other databases and for admins of _replicator (server
+// or database admins, CouchDB's check_is_admin); for anyone else a
+// function that shows the documents of other owners without their
+// credentials (hideCredentials). Every path that returns a document's
+// body applies it, as CouchDB's after_doc_read runs on every read.
+func (s *Server) replicatorView(r *http.Request) func(*couchdoc.Doc) {
 	c := callOf(r)
-	if c == nil || c.rt.db != ReplicatorDB || c.auth.User.IsServerAdmin() {
+	if c == nil || c.rt.db != ReplicatorDB {
+		return nil
+	}
+	u := c.auth.User
+	if u.IsServerAdmin() || c.sec != nil && c.sec.IsAdmin(u) {
+		return nil
+	}
+	return func(doc *couchdoc.Doc) { hideCredentials(doc, u.Name) }
+}
+
+// hideCredentials shows a replication document to the user name as
+// CouchDB 3.5 does (couch_replicator_docs:after_doc_read): as stored to
+// its owner (anonymous owns a document whose owner is null), otherwise
+// without its endpoints' credentials and with a revision made up for the
+// body shown, so that an edit made from it conflicts. A body with nothing
+// to strip keeps its revision, as CouchDB's made-up revision of an
+// unchanged body is the real one. Design and local documents are shown
+// as stored.
+func hideCredentials(doc *couchdoc.Doc, name string) {
+	if doc == nil || strings.HasPrefix(doc.ID, couchdoc.DesignPrefix) || couchdoc.IsLocalID(doc.ID) {
 		return
 	}
-	var owner struct {
-		Owner string `json:"owner"`
+	var m struct {
+		Owner json.RawMessage `json:"owner"`
 	}
-	if json.Unmarshal(doc.Body, &owner) == nil && owner.Owner != "" && owner.Owner == c.auth.User.Name {
+	_ = json.Unmarshal(doc.Body, &m)
+	if m.Owner != nil {
+		var owner *string
+		if json.Unmarshal(m.Owner, &owner) == nil && (owner == nil && name == "" || owner != nil && name != "" && *owner == name) {
+			return
+		}
+	}
+	stripped := scheduler.StripCredentials(doc.Body)
+	if bytes.Equal(stripped, doc.Body) {
 		return
 	}
-	doc.Body = scheduler.StripCredentials(doc.Body)
+	doc.Body = stripped
+	gen, _, err := couchdoc.ParseRev(doc.Rev)
+	if err != nil {
+		return
+	}
+	canon, err := couchdoc.CanonicalBody(stripped)
+	if err != nil {
+		canon = stripped
+	}
+	hash := couchdoc.NewRevHash(doc.Deleted, doc.Rev, canon, doc.Attachments)
+	doc.Rev = couchdoc.FormatRev(gen, hash)
+	if doc.Revisions != nil && len(doc.Revisions.IDs) > 0 {
+		ids := append([]string{hash}, doc.Revisions.IDs[1:]...)
+		doc.Revisions = &couchdoc.Revisions{Start: doc.Revisions.Start, IDs: ids}
+	}
+}
+
+// viewDocs applies view (replicatorView) to each document.
+func viewDocs(view func(*couchdoc.Doc), docs ...*couchdoc.Doc) {
+	if view == nil {
+		return
+	}
+	for _, d := range docs {
+		view(d)
+	}
 }

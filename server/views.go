@@ -70,6 +70,7 @@ func (s *Server) serveView(w http.ResponseWriter, r *http.Request, db *localdb.D
 		s.writeError(w, r, err)
 		return
 	}
+	viewRowDocs(s.replicatorView(r), res)
 	writeJSON(w, http.StatusOK, res)
 }
 
@@ -116,6 +117,7 @@ func (s *Server) serveViewQueries(w http.ResponseWriter, r *http.Request, db *lo
 			s.writeError(w, r, err)
 			return
 		}
+		viewRowDocs(s.replicatorView(r), res)
 		results = append(results, res)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": results})
@@ -154,4 +156,28 @@ func (s *Server) serveViewCleanup(w http.ResponseWriter, r *http.Request, db *lo
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]bool{"ok": true})
+}
+
+// viewRowDocs shows include_docs' documents as view (replicatorView)
+// allows.
+func viewRowDocs(view func(*couchdoc.Doc), res *mango.ViewResult) {
+	if view == nil {
+		return
+	}
+	for i, row := range res.Rows {
+		if len(row.Doc) == 0 || row.Doc[0] != '{' {
+			continue
+		}
+		doc, err := couchdoc.ParseDoc(row.Doc)
+		if err != nil {
+			res.Rows[i].Doc = json.RawMessage("null") // never shown unviewed
+			continue
+		}
+		view(doc)
+		b, err := doc.MarshalJSON()
+		if err != nil {
+			b = json.RawMessage("null")
+		}
+		res.Rows[i].Doc = b
+	}
 }

@@ -59,16 +59,26 @@ func Find(ctx context.Context, db *localdb.DB, body []byte) (*Result, error) {
 // order, and the returned Result holds all but Docs. An error from fn
 // stops the query and is returned.
 func FindFunc(ctx context.Context, db *localdb.DB, body []byte, fn func(json.RawMessage) error) (*Result, error) {
+	return FindViewed(ctx, db, body, nil, fn)
+}
+
+// FindViewed is FindFunc for a reader who sees the documents as view
+// makes them (a copy of each, which view may change): the selector, the
+// sort and the fields apply to what view leaves, never to the stored
+// body, so that a query cannot tell what view hides. Indexes only choose
+// the candidates then: every candidate is read and matched. A nil view is
+// FindFunc.
+func FindViewed(ctx context.Context, db *localdb.DB, body []byte, view func(*couchdoc.Doc), fn func(json.RawMessage) error) (*Result, error) {
 	req, err := parseRequest(body)
 	if err != nil {
 		return nil, err
 	}
-	return run(ctx, db, req, func(_ *localdb.IndexRow, out json.RawMessage) error { return fn(out) })
+	return run(ctx, db, req, view, func(_ *localdb.IndexRow, out json.RawMessage) error { return fn(out) })
 }
 
 // run plans and runs a parsed query, calling fn with each row returned and
 // its rendering.
-func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.IndexRow, json.RawMessage) error) (*Result, error) {
+func run(ctx context.Context, db *localdb.DB, req *request, view func(*couchdoc.Doc), fn func(*localdb.IndexRow, json.RawMessage) error) (*Result, error) {
 	began := time.Now()
 	st := &Stats{}
 	need := neededMembers(req)
@@ -82,12 +92,12 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		if p, err = makePlan(indexes, req); err != nil || p.empty || req.limit <= 0 {
 			return nil, err
 		}
-		if p.index != nil && covers(p.index, requiredFields(req)) {
+		if view == nil && p.index != nil && covers(p.index, requiredFields(req)) {
 			columns = p.index.Columns()
 		}
 		// A row returned whole, without its conflicts, needs its document
 		// decoded only to be matched.
-		exact = p.exact && req.fields == nil && !req.conflicts
+		exact = p.exact && req.fields == nil && !req.conflicts && view == nil
 		p.scan.PageSize = min(req.limit+req.skip, 1000)
 		if exact && p.gtKey != nil {
 			// The rows of the excluded value are refused unread, counted
@@ -107,6 +117,11 @@ func run(ctx context.Context, db *localdb.DB, req *request, fn func(*localdb.Ind
 		st.TotalKeysExamined++
 		if mango.IsDesignID(row.Doc.ID) {
 			return true, nil // CouchDB leaves design docs out of _find
+		}
+		if view != nil {
+			d := *row.Doc
+			view(&d)
+			row.Doc = &d
 		}
 		var doc map[string]any
 		if exact && p.gtKey != nil && bytes.HasPrefix(row.Key, p.gtKey) {

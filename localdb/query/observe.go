@@ -192,7 +192,7 @@ func (o *observer) relevant(ctx context.Context, since int64) (bool, int64, erro
 func (o *observer) rerun(ctx context.Context, seq int64) (*Update, error) {
 	up := &Update{Seq: seq, Docs: []json.RawMessage{}, Changes: []RowChange{}}
 	var rows []liveRow
-	res, err := run(ctx, o.db, o.req, func(row *localdb.IndexRow, out json.RawMessage) error {
+	res, err := run(ctx, o.db, o.req, nil, func(row *localdb.IndexRow, out json.RawMessage) error {
 		rows = append(rows, liveRow{row.Doc.ID, row.Doc.Rev})
 		up.Docs = append(up.Docs, bytes.Clone(out))
 		return nil
