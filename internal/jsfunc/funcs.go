@@ -70,8 +70,64 @@ func (r *Runtime) Reduce(source string, lib json.RawMessage, keys, values json.R
 // JSON. A refusal is a *couchdoc.Error matching couchdoc.ErrForbidden or
 // couchdoc.ErrUnauthorized.
 func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj json.RawMessage) error {
-	_, err := r.call("__validate", source, string(orNull(ddoc)), string(orNull(newDoc)), string(orNull(oldDoc)), string(orNull(userCtx)), string(orNull(secObj)))
+	v, err := r.validator(source, ddoc)
+	if err != nil {
+		return err
+	}
+	// Only the arguments the function can see are sent (and parsed).
+	n := len(newDoc) + len(oldDoc) + len(userCtx) + len(secObj) + 4*len("null") + 5
+	args := make([]byte, 0, n)
+	args = append(args, '[')
+	for i, a := range [][]byte{newDoc, oldDoc, userCtx, secObj}[:v.args] {
+		if i > 0 {
+			args = append(args, ',')
+		}
+		args = append(args, orNull(a)...)
+	}
+	args = append(args, ']')
+	_, err = r.call("__validate", v.n, string(args))
 	return err
+}
+
+// validatorReg is a validate_doc_update registered in a runtime: its
+// number there, and how many of its arguments it can see.
+type validatorReg struct{ n, args int }
+
+// maxValidators bounds the validators a runtime keeps registered: past
+// it (design documents edited many times), they are all dropped.
+const maxValidators = 256
+
+// validator returns the registration of source with ddoc, registering it
+// the first time: its design document is then not sent again, nor the
+// function looked up by its text.
+func (r *Runtime) validator(source string, ddoc json.RawMessage) (validatorReg, error) {
+	if v, ok := r.validators[source][string(ddoc)]; ok {
+		return v, nil
+	}
+	if r.nValidators >= maxValidators {
+		if _, err := r.call("__resetValidators"); err != nil {
+			return validatorReg{}, err
+		}
+		r.validators, r.nValidators = nil, 0
+	}
+	ok, err := r.call("__setValidator", source, string(orNull(ddoc)))
+	if err != nil {
+		return validatorReg{}, err
+	}
+	var reg [2]int
+	if err := json.Unmarshal(ok, &reg); err != nil || reg[1] < 0 || reg[1] > 4 {
+		return validatorReg{}, fmt.Errorf("decode validator registration %s: %v", ok, err)
+	}
+	v := validatorReg{n: reg[0], args: reg[1]}
+	if r.validators == nil {
+		r.validators = map[string]map[string]validatorReg{}
+	}
+	if r.validators[source] == nil {
+		r.validators[source] = map[string]validatorReg{}
+	}
+	r.validators[source][string(ddoc)] = v
+	r.nValidators++
+	return v, nil
 }
 
 // Filter runs a filter function of ddoc on documents (a JSON array) with

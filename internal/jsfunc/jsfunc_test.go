@@ -3,6 +3,7 @@ package jsfunc
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -141,6 +142,60 @@ func TestValidate(t *testing.T) {
 		if !errors.Is(err, c.want) || !errors.As(err, &ce) || ce.Reason != c.reason || ce.Status != c.want.Status {
 			t.Errorf("%s by %s: %v, want %s %q", c.newDoc, c.user, err, c.want.Name, c.reason)
 		}
+	}
+}
+
+// TestValidateArguments checks that a function that can see more
+// arguments than it declares (arguments, rest, defaults, destructuring,
+// eval, an arrow) gets all four, and that validators stay apart per design
+// document.
+func TestValidateArguments(t *testing.T) {
+	r := newRuntime(t, nil)
+	const all = `if (arguments.length !== 4 || arguments[3].admins === undefined || arguments[2].name !== "bob") throw({forbidden: "saw " + JSON.stringify([].slice.call(arguments))});`
+	for _, src := range []string{
+		`function (newDoc) { ` + all + ` }`,
+		`function (newDoc, ...rest) { if (rest.length !== 3 || rest[2].admins === undefined) throw({forbidden: "rest " + rest.length}); }`,
+		`function (newDoc, oldDoc = null, userCtx, secObj) { if (!secObj || secObj.admins === undefined) throw({forbidden: "default"}); }`,
+		`function ({_id}, oldDoc, userCtx, secObj) { if (!secObj || secObj.admins === undefined) throw({forbidden: "destructured"}); }`,
+		`function (newDoc) { eval('` + strings.ReplaceAll(all, `"`, `\"`) + `'); }`,
+		`(newDoc, oldDoc, userCtx, secObj) => { if (!secObj || secObj.admins === undefined) throw({forbidden: "arrow"}); }`,
+		`function (newDoc, oldDoc, userCtx, secObj) { if (!secObj || secObj.admins === undefined) throw({forbidden: "plain"}); }`,
+		`function (newDoc, oldDoc, userCtx) { if (userCtx.name !== "bob") throw({forbidden: "three"}); }`,
+	} {
+		err := r.Validate(src, json.RawMessage(`{"_id":"_design/v"}`), json.RawMessage(`{"_id":"a"}`), nil,
+			json.RawMessage(`{"db":"d","name":"bob","roles":[]}`), json.RawMessage(`{"admins":{"names":[],"roles":[]},"members":{"names":[],"roles":[]}}`))
+		if err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	// One function, two design documents: each call's this is its own.
+	src := `function (newDoc) { if (newDoc.want !== this.name) throw({forbidden: this.name}); }`
+	for _, name := range []string{"one", "two", "one"} {
+		ddoc := json.RawMessage(`{"_id":"_design/` + name + `","name":"` + name + `"}`)
+		if err := r.Validate(src, ddoc, json.RawMessage(`{"_id":"a","want":"`+name+`"}`), nil, nil, nil); err != nil {
+			t.Errorf("ddoc %s: %v", name, err)
+		}
+		if err := r.Validate(src, ddoc, json.RawMessage(`{"_id":"a","want":"other"}`), nil, nil, nil); !errors.Is(err, couchdoc.ErrForbidden) {
+			t.Errorf("ddoc %s: %v, want forbidden", name, err)
+		}
+	}
+}
+
+// TestValidatorsBounded registers more validators than a runtime keeps
+// and checks each still answers.
+func TestValidatorsBounded(t *testing.T) {
+	r := newRuntime(t, nil)
+	for i := range maxValidators + 10 {
+		src := fmt.Sprintf(`function (newDoc) { if (newDoc.n !== %d) throw({forbidden: "not %d"}); }`, i, i)
+		if err := r.Validate(src, nil, json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), nil, nil, nil); err != nil {
+			t.Fatalf("validator %d: %v", i, err)
+		}
+		if err := r.Validate(src, nil, json.RawMessage(`{"n":-1}`), nil, nil, nil); !errors.Is(err, couchdoc.ErrForbidden) {
+			t.Fatalf("validator %d: %v, want forbidden", i, err)
+		}
+	}
+	if r.nValidators > maxValidators {
+		t.Fatalf("%d validators registered, at most %d", r.nValidators, maxValidators)
 	}
 }
 

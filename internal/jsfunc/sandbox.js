@@ -115,7 +115,11 @@ function __require(root, modules, from, name) {
   return module.exports;
 }
 
-function __result(ok) { var r = { ok: ok }; if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
+function __result(ok) {
+  // The common answer needs no encoding (runtime.go's okTrue).
+  if (ok === true && __logs.length === 0) return '{"ok":true}';
+  var r = { ok: ok }; if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r);
+}
 function __failure(e) { var r = __thrown(e); if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
 
 var __maps = [], __mapRoot = "{}";
@@ -162,19 +166,43 @@ function __reduce(source, libJSON, keysJSON, valuesJSON, rereduce) {
     return __result(r === undefined ? null : r);
   } catch (e) { return __failure(e); }
 }
-// __validate runs validate_doc_update; ok is true when the write may go
-// on. What it throws is answered as CouchDB 3.5 answers it: forbidden and
-// unauthorized as given, a string or another object's first value as
-// unknown_error, an Error by its name with CouchDB's empty reason.
-function __validate(source, ddocJSON, newDocJSON, oldDocJSON, userCtxJSON, secObjJSON) {
-  var f;
+// Validators are registered once per runtime (__setValidator: the function
+// compiled, its design document parsed, its require bound), then called by
+// number (__validate) with only the arguments the function can see.
+var __validators = [];
+// __argsSeen is how many of (newDoc, oldDoc, userCtx, secObj) f can see:
+// its declared parameters when its own text is a plain function whose
+// parameter list has no defaults, rest or destructuring and whose body
+// reads neither arguments nor eval (QuickJS has no f.arguments); else all
+// four. The ones it cannot see need not be sent.
+function __argsSeen(f) {
+  var t = Function.prototype.toString.call(f);
+  var brace = t.indexOf("{"), head = brace < 0 ? "" : t.slice(0, brace);
+  if (!/^function\b/.test(head) || head.indexOf(")") < 0 || /=|\.\.\./.test(head) || /\barguments\b|\beval\b/.test(t)) return 4;
+  return Math.max(0, Math.min(4, f.length));
+}
+// __setValidator registers a validate_doc_update; ok is [number, args seen].
+function __setValidator(source, ddocJSON) {
   try {
-    f = __compile(source);
+    var f = __compile(source);
     __useRoot(ddocJSON);
+    __validators.push({ f: f, ddoc: __designDoc(ddocJSON), require: require });
+    return __result([__validators.length - 1, __argsSeen(f)]);
   } catch (e) { return __failure(e); }
+}
+function __resetValidators() { __validators = []; return __result(true); }
+// __validate runs validator n on argsJSON, [newDoc, oldDoc, userCtx,
+// secObj] or its first elements (one parse, not four); ok is true when
+// the write may go on. What it throws is answered as CouchDB 3.5 answers
+// it: forbidden and unauthorized as given, a string or another object's
+// first value as unknown_error, an Error by its name with CouchDB's empty
+// reason.
+function __validate(n, argsJSON) {
+  var v = __validators[n];
   try {
-    var ddoc = __designDoc(ddocJSON);
-    f.call(ddoc, JSON.parse(newDocJSON), JSON.parse(oldDocJSON), JSON.parse(userCtxJSON), JSON.parse(secObjJSON));
+    require = v.require;
+    var a = JSON.parse(argsJSON);
+    v.f.call(v.ddoc, a[0], a[1], a[2], a[3]);
     return __result(true);
   } catch (e) {
     __fatal(e);
