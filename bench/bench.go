@@ -100,6 +100,9 @@ func runBench(ctx context.Context, cfg *config, log io.Writer) (*Results, error)
 	if err == nil && cfg.Phases["idle"] {
 		err = b.idlePhase(ctx)
 	}
+	if err == nil && cfg.Phases["replicator"] {
+		err = b.replicatorPhase(ctx)
+	}
 	if err == nil && (cfg.Phases["lazy"] || cfg.Phases["pending"]) {
 		err = b.attPhases(ctx)
 	}

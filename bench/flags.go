@@ -48,6 +48,14 @@ type config struct {
 	// UIIdleSeconds is how long the reads run on the full store after
 	// each pull with reads.
 	UIIdleSeconds float64
+	// ReplDBs, ReplSeconds and ReplSamples: the replicator phase's
+	// databases (and _replicator documents), idle window in seconds, and
+	// write-to-upstream latency samples.
+	ReplDBs     int
+	ReplSeconds float64
+	ReplSamples int
+	// ReplBaseline is the replicator phase's window without jobs (0: none).
+	ReplBaseline float64
 	// FindQueries is how many queries of each shape phase find times.
 	FindQueries int
 	// ViewQueries is how many queries of each shape phase views times.
@@ -74,7 +82,9 @@ var livePhaseNames = []string{"live", "hub"}
 // databases; ui (only when named) times reads during a pull.
 // views (only when named) times JavaScript views on settee serve, in
 // process and, with -couch, on CouchDB.
-var extraPhaseNames = []string{"find", "index-write", "idle", "ui", "views"}
+// replicator (only when named) measures the _replicator jobs of a hub
+// (replicator.go).
+var extraPhaseNames = []string{"find", "index-write", "idle", "ui", "views", "replicator"}
 
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -91,7 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.WorkDir, "workdir", "", "directory for the local stores (default: a temporary directory, removed at the end)")
 	fs.BoolVar(&cfg.Keep, "keep", false, "keep the work directory and the server's databases")
 	fs.StringVar(&big, "big-attachment", "", "instead of -docs: one document with an attachment of this size (e.g. 1GB, 200MB)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers; views (only when named) loads the dataset into settee serve, a store in process (contender settee) and -couch, and times JavaScript views' builds, incremental updates and queries")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "phases to run: pull,push,noop,incremental (push, noop and incremental imply pull); live,hub (only when named) run the live workloads against settee serve and, with -couch, CouchDB; find (only when named, implies pull) times Mango queries on the pulled stores and the server; index-write (only when named) writes the dataset into local stores without and with 3 indexes; ui (only when named, implies pull) pulls into a store with an index while the app's reads run every 5 ms; idle (only when named) measures continuous two-way syncs of settee's CLI and PouchDB with idle databases on settee serve, pouchdb-server and -couch; lazy,pending (only when named) run against -peers; replicator (only when named) measures -repl-dbs continuous _replicator jobs to one upstream on settee serve and, with -couch (a CouchDB of the run's own, its pid in -couch-pid), on CouchDB's scheduler; views (only when named) loads the dataset into settee serve, a store in process (contender settee) and -couch, and times JavaScript views' builds, incremental updates and queries")
 	fs.StringVar(&contenders, "contenders", "settee,pouchdb,limit", "contenders to run: settee,pouchdb,limit; nostore (only when named) pulls with our replicator into a target that stores nothing, the pull's cost without the local store; encrypted (only when named) pulls and pushes again with an encrypted local store, right after settee")
 	fs.StringVar(&cfg.PouchAdapter, "pouchdb-adapter", "leveldb", "PouchDB's local adapter: leveldb (on disk, what a Node app uses) or memory")
 	fs.IntVar(&cfg.PouchBatchSize, "pouchdb-batch-size", 0, "PouchDB's batch_size (0: its default, 100)")
@@ -109,6 +119,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.UIRounds, "ui-rounds", 2, "ui: rounds of the pulls (Settee: alone, with reads, throttled with reads; PouchDB: alone, with reads), their order alternating")
 	fs.IntVar(&cfg.UIThrottle, "ui-throttle", 2000, "ui: the throttled pull's sync.Options.Throttle, documents a second")
 	fs.Float64Var(&cfg.UIIdleSeconds, "ui-idle-seconds", 5, "ui: how long the reads run on the full, idle store after each pull with reads (the idle baseline)")
+	fs.IntVar(&cfg.ReplDBs, "repl-dbs", 20, "replicator: databases on the hub, each with a continuous _replicator document to the upstream")
+	fs.Float64Var(&cfg.ReplSeconds, "repl-seconds", 60, "replicator: the idle window over which the hub's CPU is measured, in seconds")
+	fs.Float64Var(&cfg.ReplBaseline, "repl-baseline-seconds", 30, "replicator: the window over which the hub's CPU is measured with its databases and no jobs yet, in seconds (0: none)")
+	fs.IntVar(&cfg.ReplSamples, "repl-samples", 40, "replicator: writes on the hub timed until they arrive upstream")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.IntVar(&cfg.ViewQueries, "view-queries", 200, "views: queries of each shape timed per contender")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
@@ -153,6 +167,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.ViewQueries < viewChecked {
 		return nil, fmt.Errorf("-view-queries must be at least %d", viewChecked)
+	}
+	if cfg.ReplDBs < 1 || cfg.ReplSeconds < 1 || cfg.ReplSamples < 1 || cfg.ReplBaseline < 0 {
+		return nil, fmt.Errorf("-repl-dbs and -repl-samples must be positive, -repl-seconds at least 1, -repl-baseline-seconds not negative")
 	}
 	if cfg.FindQueries < findChecked {
 		return nil, fmt.Errorf("-find-queries must be at least %d", findChecked)

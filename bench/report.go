@@ -31,6 +31,7 @@ func writeTable(w io.Writer, r *Results) {
 	writeViewsTable(w, r)
 	writeUITable(w, r)
 	writeIdleTable(w, r)
+	writeReplTable(w, r)
 	writeAttTables(w, r)
 	writeTargets(w, r)
 }

@@ -25,6 +25,8 @@ type Results struct {
 	UI []*UIRun `json:"ui,omitempty"`
 	// Idle holds the idle phase's clients, per server.
 	Idle []*IdleRun `json:"idle,omitempty"`
+	// Replicator holds the replicator phase's hubs.
+	Replicator []*ReplRun `json:"replicator,omitempty"`
 	// IndexWrite holds phase index-write's modes.
 	IndexWrite []*IndexWriteRun `json:"index_write,omitempty"`
 	// Views holds phase views' contenders.
@@ -263,6 +265,7 @@ func (r *Results) computeRatios() {
 	}
 	r.liveTargets()
 	r.idleTargets()
+	r.replTargets()
 	r.uiTargets()
 }
 
