@@ -60,6 +60,9 @@ type config struct {
 	FindQueries int
 	// ViewQueries is how many queries of each shape phase views times.
 	ViewQueries int
+	// VDUWrites is how many new documents phase views writes to each
+	// server without and with a validate_doc_update (0: none).
+	VDUWrites int
 	// The lazy and pending phases (lazy_phases.go).
 	attConfig
 	// DBPrefix names the server's databases (<prefix>-src, ...), so runs
@@ -125,6 +128,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.ReplSamples, "repl-samples", 40, "replicator: writes on the hub timed until they arrive upstream")
 	fs.IntVar(&cfg.FindQueries, "find-queries", 200, "find: queries of each shape timed per contender")
 	fs.IntVar(&cfg.ViewQueries, "view-queries", 200, "views: queries of each shape timed per contender")
+	fs.IntVar(&cfg.VDUWrites, "vdu-writes", 5000, "views: new documents written to each server without and with a validate_doc_update, in alternating batches of 100 (0: none)")
 	fs.BoolVar(&cfg.Verbose, "v", false, "copy the replicating processes' stderr to stderr")
 	checkAtt := attFlags(fs, cfg)
 	if err := fs.Parse(args); err != nil {

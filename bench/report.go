@@ -29,6 +29,7 @@ func writeTable(w io.Writer, r *Results) {
 	writeFindTable(w, r)
 	writeIndexWriteTable(w, r)
 	writeViewsTable(w, r)
+	writeVDUTable(w, r)
 	writeUITable(w, r)
 	writeIdleTable(w, r)
 	writeReplTable(w, r)

@@ -31,6 +31,8 @@ type Results struct {
 	IndexWrite []*IndexWriteRun `json:"index_write,omitempty"`
 	// Views holds phase views' contenders.
 	Views []*ViewsRun `json:"views,omitempty"`
+	// VDUWrites holds phase views' writes with and without a validator.
+	VDUWrites []*VDUWrites `json:"vdu_writes,omitempty"`
 
 	Ratios  Ratios   `json:"ratios"`
 	Targets []Target `json:"targets"`

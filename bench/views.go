@@ -216,10 +216,8 @@ func (b *bench) viewsPhase(ctx context.Context) error {
 			}
 		}
 	}
-	if len(targets) > 0 {
-		runs[0].RSS = s.RSS()
-	}
-	return ctx.Err()
+	runs[0].RSS = s.RSS()
+	return b.vduWrites(ctx, targets)
 }
 
 // buildView saves the design document and times its first query.

@@ -90,6 +90,11 @@ func (r *Results) viewsTargets() {
 			couch = v
 		}
 	}
+	for _, w := range r.VDUWrites {
+		if w.Server == "settee serve" {
+			r.addTarget("views: writes with a validate_doc_update / without, settee serve", "<= 1.5x", w.Ratio, "x", w.Ratio <= 1.5)
+		}
+	}
 	if serve == nil || couch == nil {
 		return
 	}

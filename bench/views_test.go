@@ -10,9 +10,10 @@ import (
 // TestViewsPhase runs phase views on 600 documents without CouchDB (set
 // SETTEE_COUCHDB_URL to add it): settee serve and the store in process
 // both build both design documents, see the edits, time every shape and
-// agree on the first answers.
+// agree on the first answers; settee serve takes 300 new documents with
+// and without a validate_doc_update and refuses what it refuses.
 func TestViewsPhase(t *testing.T) {
-	args := []string{"-phases", "views", "-docs", "600", "-view-queries", "10", "-db-prefix", "benchtest-views"}
+	args := []string{"-phases", "views", "-docs", "600", "-view-queries", "10", "-vdu-writes", "300", "-db-prefix", "benchtest-views"}
 	if u := os.Getenv("SETTEE_COUCHDB_URL"); u != "" {
 		args = append(args, "-couch", u)
 	} else {
@@ -54,6 +55,17 @@ func TestViewsPhase(t *testing.T) {
 	}
 	if agreed != len(res.Views[0].Shapes) || len(res.Errors) > 0 {
 		t.Errorf("checks %q, errors %q", res.Checks, res.Errors)
+	}
+	if len(res.VDUWrites) == 0 || res.VDUWrites[0].Server != "settee serve" {
+		t.Fatalf("writes with a validator: %+v", res.VDUWrites)
+	}
+	for _, w := range res.VDUWrites {
+		if w.Docs != 300 || w.PlainSeconds <= 0 || w.ValidatedSeconds <= 0 || w.Ratio <= 0 {
+			t.Errorf("writes with a validator on %s: %+v", w.Server, w)
+		}
+	}
+	if !strings.Contains(h.stdout, "| writes, validate_doc_update") {
+		t.Errorf("no validate_doc_update table on stdout")
 	}
 	if !strings.Contains(h.stdout, "| views") || !strings.Contains(h.stdout, "group_level=1 over one type") {
 		t.Errorf("no views table on stdout")
