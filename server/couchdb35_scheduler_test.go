@@ -28,11 +28,15 @@ type schedStep struct {
 	Save   map[string]string `json:"save"`
 	Record *bool             `json:"record"`
 	Sleep  float64           `json:"sleep"`
-	Wait   *struct {
-		Path, Until, Field string
-		Value              any
-		Seconds            float64
-	} `json:"wait"`
+	Wait   *schedWait        `json:"wait"`
+}
+
+// schedWait is a step's wait: GET Path until its status (Until
+// "status") or its member Field is Value.
+type schedWait struct {
+	Path, Until, Field string
+	Value              any
+	Seconds            float64
 }
 
 // schedulerDifferences are the recorded exchanges where Settee's
@@ -69,13 +73,31 @@ var schedulerDifferences = map[string][]string{
 // CouchDB's own and not compared.
 func TestCouchDB35Scheduler(t *testing.T) {
 	t.Parallel()
+	replaySchedScript(t, "scheduler", nil, schedulerDifferences, "schedulerDifferences",
+		func(e *couchcorpus.Exchange, _ string, status int, got []byte, fill func(string) string) []string {
+			return schedulerDiffs(e, status, got, fill)
+		})
+}
+
+// replaySchedScript replays the script NAME.json of the recordings in
+// authDir against a new hub set up as the recording CouchDB (admin
+// "admin", password "pw", the script's users created by its own steps;
+// the endpoints' host is the hub's), comparing each recorded exchange of
+// NAME.jsonl with diff, which is told who asked. A step's "as" is a user
+// of the script, null for anonymous (""), the admin when absent. The replay fails on a difference not
+// in differences (by "couchdb35-extra/NAME#seq") and on a listed one that
+// no longer differs. waits adds waits to steps ("METHOD path"), where the
+// recording CouchDB's timing made a step see a job's end.
+func replaySchedScript(t *testing.T, name string, waits map[string]*schedWait, differences map[string][]string, table string,
+	diff func(e *couchcorpus.Exchange, as string, status int, got []byte, fill func(string) string) []string) {
 	var script struct {
-		Requests []schedStep `json:"requests"`
+		Users    map[string]string `json:"users"`
+		Requests []schedStep       `json:"requests"`
 	}
-	if err := json.Unmarshal(readFile(t, authDir+"scheduler.json"), &script); err != nil {
+	if err := json.Unmarshal(readFile(t, authDir+name+".json"), &script); err != nil {
 		t.Fatal(err)
 	}
-	exchanges, err := couchcorpus.ReadExchanges(authDir + "scheduler.jsonl")
+	exchanges, err := couchcorpus.ReadExchanges(authDir + name + ".jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +124,12 @@ func TestCouchDB35Scheduler(t *testing.T) {
 		if body != "" {
 			req.Header.Set("Content-Type", "application/json")
 		}
-		if string(as) != "null" {
+		var user string
+		switch {
+		case len(as) == 0:
 			req.SetBasicAuth("admin", "pw")
+		case json.Unmarshal(as, &user) == nil && user != "":
+			req.SetBasicAuth(user, script.Users[user])
 		}
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -114,7 +140,7 @@ func TestCouchDB35Scheduler(t *testing.T) {
 		return res.StatusCode, b
 	}
 	listed := map[string]string{}
-	for reason, keys := range schedulerDifferences {
+	for reason, keys := range differences {
 		for _, k := range keys {
 			listed[k] = reason
 		}
@@ -130,10 +156,14 @@ func TestCouchDB35Scheduler(t *testing.T) {
 				send("DELETE", st.Path+"?rev="+doc.Rev, "", nil)
 			}
 		}
-		if st.Op != "" {
-			continue // the purges clean a reused CouchDB up: this hub is new
+		if st.Op != "" || st.Wait != nil && st.Wait.Until == "absent" {
+			continue // the purges clean a reused CouchDB up, the waits for its old databases to go: this hub is new
 		}
-		if w := st.Wait; w != nil {
+		w := st.Wait
+		if extra := waits[st.Method+" "+st.Path]; extra != nil {
+			w = extra
+		}
+		if w != nil {
 			bound := time.Duration(max(w.Seconds, 10) * float64(time.Second))
 			for end := time.Now().Add(bound); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 				status, b := send("GET", w.Path, "", nil)
@@ -169,10 +199,18 @@ func TestCouchDB35Scheduler(t *testing.T) {
 		if st.Record != nil && !*st.Record {
 			continue
 		}
+		if next >= len(exchanges) {
+			t.Fatalf("more steps than the %d recorded exchanges", len(exchanges))
+		}
 		e := &exchanges[next]
 		next++
-		diffs := schedulerDiffs(e, status, got, fill)
-		reportDiffs(t, "couchdb35-extra/scheduler#"+strconv.Itoa(e.Seq), e, diffs, listed, "schedulerDifferences", fmt.Sprintf("\n\tgot %s", got))
+		as := "admin"
+		if len(st.As) > 0 {
+			as = ""
+			_ = json.Unmarshal(st.As, &as)
+		}
+		diffs := diff(e, as, status, got, fill)
+		reportDiffs(t, "couchdb35-extra/"+name+"#"+strconv.Itoa(e.Seq), e, diffs, listed, table, fmt.Sprintf("\n\tgot %s", got))
 	}
 	if next != len(exchanges) {
 		t.Fatalf("%d recorded exchanges, %d replayed", len(exchanges), next)

@@ -36,15 +36,22 @@ func (s *Scheduler) applyDocLocked(id, rev string, deleted bool, body []byte) []
 	sp, err := ParseSpec(body)
 	if err == nil && sp.State == "completed" {
 		stop := s.removeDocLocked(id)
-		var stats struct {
-			Stats json.RawMessage `json:"_replication_stats"`
+		var done struct {
+			Stats map[string]json.RawMessage `json:"_replication_stats"`
+			Time  string                     `json:"_replication_state_time"`
 		}
-		_ = json.Unmarshal(body, &stats)
-		info := stats.Stats
-		if len(info) == 0 {
-			info = json.RawMessage(`{}`)
+		_ = json.Unmarshal(body, &done)
+		e := &docEntry{id: id, rev: rev, spec: sp, state: "completed", info: json.RawMessage(`{}`)}
+		// The stats' start_time is the entry's, not a member of its info.
+		var started string
+		_ = json.Unmarshal(done.Stats["start_time"], &started)
+		e.started, _ = time.Parse(time.RFC3339, started)
+		e.updated, _ = time.Parse(time.RFC3339, done.Time)
+		delete(done.Stats, "start_time")
+		if len(done.Stats) > 0 {
+			e.info, _ = json.Marshal(done.Stats)
 		}
-		s.docs[id] = &docEntry{id: id, rev: rev, spec: sp, state: "completed", info: info}
+		s.docs[id] = e
 		return stop
 	}
 	var repID string

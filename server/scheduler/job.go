@@ -195,16 +195,22 @@ func (s *Scheduler) finish(j *job) {
 	j.errCount, j.lastErr = 0, nil
 	j.closeDone(results, nil)
 	docID, rev := j.docID, j.docRev
-	stats, _ := json.Marshal(statsOf(st, false))
+	info, _ := json.Marshal(statsOf(st, false))
 	if e := s.docs[docID]; docID != "" && e != nil && e.repID == j.id {
-		e.state, e.info, e.repID, e.updated = "completed", stats, "", time.Now()
+		e.state, e.info, e.repID, e.updated = "completed", info, "", time.Now()
 	}
+	// The document's _replication_stats also say when the job was added,
+	// as CouchDB's.
+	docStats, _ := json.Marshal(struct {
+		stats
+		StartTime string `json:"start_time"`
+	}{statsOf(st, false), stamp(j.added)})
 	s.mu.Unlock()
 	s.log.Info("replication completed", "id", j.id, "doc", docID)
 	if docID != "" && s.cfg.Docs != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 		defer cancel()
-		if err := s.cfg.Docs.Completed(ctx, docID, rev, stats); err != nil && ctx.Err() == nil {
+		if err := s.cfg.Docs.Completed(ctx, docID, rev, docStats); err != nil && ctx.Err() == nil {
 			s.log.Warn("record a completed replication", "doc", docID, "err", err)
 		}
 	}
