@@ -1,6 +1,7 @@
 package couchdoc
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -21,6 +22,10 @@ type Error struct {
 	Status int
 	Name   string
 	Reason string
+	// ReasonJSON is the reason as CouchDB answers it when it is not a
+	// string (an object a validate_doc_update throws); Reason is then its
+	// JSON text.
+	ReasonJSON json.RawMessage
 	// Ref is the "ref" number CouchDB adds to some errors (of its query
 	// servers, of view range checks); 0 for none.
 	Ref int64

@@ -236,8 +236,11 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 			return nil, err
 		}
 	}
-	if opts.Filter != nil && !opts.Filter(doc) {
-		return nil, nil
+	if opts.Filter != nil {
+		ok, err := db.filterLeaves(ctx, c, doc, opts)
+		if err != nil || !ok {
+			return nil, err
+		}
 	}
 	if opts.IncludeDocs {
 		if opts.Conflicts && t != nil {
@@ -250,4 +253,29 @@ func (db *DB) feedChange(ctx context.Context, r *feedRow, opts ChangesOptions) (
 		c.Doc = doc
 	}
 	return c, nil
+}
+
+// filterLeaves runs the feed's filter on a change: on the winner, and
+// with style=all_docs on every leaf, as CouchDB does, keeping in c.Revs
+// the leaves that pass. It reports whether any passed.
+func (db *DB) filterLeaves(ctx context.Context, c *Change, winner *couchdoc.Doc, opts ChangesOptions) (bool, error) {
+	pass := opts.Filter(winner)
+	if !opts.AllDocs || len(c.Revs) < 2 {
+		return pass, nil
+	}
+	revs := make([]string, 0, len(c.Revs))
+	if pass {
+		revs = append(revs, c.Revs[0])
+	}
+	for _, rev := range c.Revs[1:] {
+		leaf, err := db.Get(ctx, c.ID, GetOptions{Rev: rev})
+		if err != nil {
+			return false, fmt.Errorf("changes: leaf %s of %q: %w", rev, c.ID, err)
+		}
+		if opts.Filter(leaf) {
+			revs = append(revs, rev)
+		}
+	}
+	c.Revs = revs
+	return len(revs) > 0, nil
 }

@@ -116,7 +116,7 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 	}
 	// The offset of a range is the rows before its start, as in CouchDB;
 	// rows asked for by keys have none (null).
-	offset := "null"
+	offset, hasOffset := int64(0), false
 	if o.Keys == nil {
 		n := int64(0)
 		if o.StartKey != "" {
@@ -125,7 +125,7 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 				return
 			}
 		}
-		offset = strconv.FormatInt(n+int64(o.Skip), 10)
+		offset, hasOffset = n+int64(o.Skip), true
 	}
 	updateSeq := ""
 	if q := newQuery(r.URL); q.bool("update_seq") {
@@ -209,8 +209,17 @@ func (s *Server) serveAllDocs(w http.ResponseWriter, r *http.Request, db *locald
 		bw.Flush()
 		return
 	}
+	// CouchDB counts _design_docs' offset over the whole database but
+	// never past its total_rows (the design documents).
+	if design && offset > total {
+		offset = total
+	}
+	offsetJSON := "null"
+	if hasOffset {
+		offsetJSON = strconv.FormatInt(offset, 10)
+	}
 	start()
-	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + offset + updateSeq + "}\n")
+	bw.WriteString("\n],\"total_rows\":" + strconv.FormatInt(total, 10) + ",\"offset\":" + offsetJSON + updateSeq + "}\n")
 	bw.Flush()
 }
 

@@ -123,6 +123,15 @@ func TestCouchDB35Auth(t *testing.T) {
 	rp := &authReplay{t: t, base: ts.url, script: script, cookies: map[string]string{},
 		saved: map[string]any{"run": "a1b2c3"}, mapper: couchcorpus.NewMapper(),
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	rp.replay(exchanges, "couchdb35-extra/auth")
+}
+
+// replay sends the script's steps and compares each recorded one with
+// its exchange, named file#seq in the lists of differences.
+func (rp *authReplay) replay(exchanges []couchcorpus.Exchange, file string) {
+	t := rp.t
+	t.Helper()
+	script := rp.script
 	next := 0
 	for i, st := range script.Requests {
 		switch {
@@ -149,7 +158,7 @@ func TestCouchDB35Auth(t *testing.T) {
 		normalizeAuthExchange(e)
 		rp.mapper.LearnFrom(e, got)
 		diffs := shardingDiffsDropped(couchcorpus.Compare(e, got, rp.mapper, couchcorpus.Options{IdentityAttachments: true, OwnBadRequestReasons: true}))
-		reportDiffs(t, "couchdb35-extra/auth#"+strconv.Itoa(e.Seq), e, diffs, couchDBDifferences, "couchDBDifferences", "")
+		reportDiffs(t, file+"#"+strconv.Itoa(e.Seq), e, diffs, couchDBDifferences, "couchDBDifferences", "")
 	}
 	if next != len(exchanges) {
 		t.Fatalf("%d recorded exchanges, %d replayed", len(exchanges), next)

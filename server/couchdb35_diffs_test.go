@@ -61,9 +61,11 @@ var couchDBDifferenceReasons = map[string][]string{
 	},
 	"pending of a filtered or descending feed is the number of changes after last_seq, what a client can still read; CouchDB's is not (295 for a _doc_ids feed that ended at the last seq).": {
 		"requests#112", "requests#113", "requests#115", "requests#122", "requests#123", "requests#124", "requests#130",
+		"couchdb35-extra/views#301", "couchdb35-extra/views#302",
 	},
-	"A filtered feed cut by limit ends at the last row sent; CouchDB's last_seq is the next change it looked at. Resuming from either gives the same rows.": {
+	"A filtered feed cut by limit ends at the last row sent; CouchDB's last_seq is the next change it looked at (and a descending one's pending follows as above). Resuming from either gives the same rows.": {
 		"requests#126",
+		"couchdb35-extra/views#280", "couchdb35-extra/views#281", "couchdb35-extra/views#285", "couchdb35-extra/views#287", "couchdb35-extra/views#289",
 	},
 	"seq_interval is a hint to spare CouchDB encoding its sequences: every row carries its (integer) seq.": {
 		"requests#121",
@@ -74,8 +76,15 @@ var couchDBDifferenceReasons = map[string][]string{
 	"Attachments are stored as sent, so a text attachment answers a Range like any other (CouchDB stores it gzipped and ignores Range).": {
 		"requests#180",
 	},
-	"Malformed input is a 400 bad_request, where CouchDB 3.5 crashes with a 500 (_revs_diff with a non-list value, a _local doc with a non-local rev).": {
+	"Malformed input is a 400 bad_request, where CouchDB 3.5 crashes with a 500 (_revs_diff with a non-list value, a _local doc with a non-local rev, filter=_view with a view name without a slash).": {
 		"requests#145", "requests#227",
+		"couchdb35-extra/views#299",
+	},
+	"A filter function that throws or does not compile ends the feed with a 500 named for what it threw, whose reason is its message; CouchDB's is `error` with an Erlang term holding its stack trace, or the thrown name with the message lost (`{[]}`).": {
+		"couchdb35-extra/views#214", "couchdb35-extra/views#305", "couchdb35-extra/views#314",
+	},
+	"Built-in reduces run when a query reduces: a view whose _sum or _stats meets a string names the first such value in key order (CouchDB names one in its B-tree's order), and its rows are still served with reduce=false (CouchDB reduces as it writes the index, so every query of it fails with a 500).": {
+		"couchdb35-extra/views#221", "couchdb35-extra/views#224", "couchdb35-extra/views#225",
 	},
 	"Error parts of a multipart _bulk_get name the id in every case; CouchDB leaves it out when the document exists but the revision does not.": {
 		"requests#98", "requests#101",

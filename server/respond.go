@@ -52,7 +52,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // errorBody is CouchDB's error answer.
 type errorBody struct {
 	Error  string `json:"error"`
-	Reason string `json:"reason"`
+	Reason any    `json:"reason"`
 	Ref    int64  `json:"ref,omitempty"`
 }
 
@@ -104,7 +104,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if ce.Status == http.StatusUnauthorized && s.wantsBasicChallenge(r) {
 		w.Header().Set("WWW-Authenticate", `Basic realm="settee"`)
 	}
-	writeJSON(w, ce.Status, errorBody{Error: ce.Name, Reason: ce.Reason, Ref: ce.Ref})
+	var reason any = ce.Reason
+	if len(ce.ReasonJSON) > 0 {
+		reason = ce.ReasonJSON
+	}
+	writeJSON(w, ce.Status, errorBody{Error: ce.Name, Reason: reason, Ref: ce.Ref})
 }
 
 // readBody reads a whole (size-limited) request body.

@@ -80,7 +80,9 @@ func parseRoute(escaped string) (route, error) {
 		rt.special, rt.docID = rest[0], strings.Join(rest[1:], "/")
 	case strings.HasPrefix(rest[0], "_") && isDBEndpoint(rest[0]):
 		rt.special = rest[0]
-		if len(rest) > 1 {
+		if len(rest) == 2 && rest[1] == "queries" && (rest[0] == "_all_docs" || rest[0] == "_design_docs") {
+			rt.special += "/queries"
+		} else if len(rest) > 1 {
 			return rt, couchdoc.Errorf(couchdoc.ErrNotFound, "unknown path")
 		}
 	case rest[0] == "":

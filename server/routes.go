@@ -138,6 +138,12 @@ var routes = []routeRow{
 	{"/{db}/_design_docs", "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
 		s.serveAllDocs(w, r, c.db, true)
 	}},
+	{"/{db}/_all_docs/queries", "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
+		s.serveAllDocsQueries(w, r, c.db, false)
+	}},
+	{"/{db}/_design_docs/queries", "", permMember, func(s *Server, w http.ResponseWriter, r *http.Request, c *call) {
+		s.serveAllDocsQueries(w, r, c.db, true)
+	}},
 	{"/{db}/_local_docs", "", permMember, dbHandler((*Server).serveLocalDocs)},
 	{"/{db}/_ensure_full_commit", "", permMember, (*Server).serveEnsureFullCommit},
 	{"/{db}/_revs_limit", http.MethodGet, permMember, dbHandler((*Server).serveRevsLimit)},

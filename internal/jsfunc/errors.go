@@ -38,14 +38,21 @@ type thrown struct {
 func (t *thrown) err() error {
 	reason := string(t.Reason)
 	var s string
+	var asJSON json.RawMessage // a reason that is not a string, answered as it is
 	if json.Unmarshal(t.Reason, &s) == nil {
 		reason = s
+	} else if len(t.Reason) > 0 {
+		asJSON = t.Reason
 	}
 	switch t.Error {
-	case "forbidden":
-		return couchdoc.Errorf(couchdoc.ErrForbidden, "%s", reason)
-	case "unauthorized":
-		return couchdoc.Errorf(couchdoc.ErrUnauthorized, "%s", reason)
+	case "forbidden", "unauthorized":
+		kind := couchdoc.ErrForbidden
+		if t.Error == "unauthorized" {
+			kind = couchdoc.ErrUnauthorized
+		}
+		e := couchdoc.Errorf(kind, "%s", reason)
+		e.ReasonJSON = asJSON
+		return e
 	case "compilation_error":
 		return couchdoc.Errorf(ErrCompilation, "%s", reason)
 	}

@@ -146,7 +146,7 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 	var buf, key []byte
 	viewSeqs := map[int]int64{}
 	last, err := db.Changes(ctx, localdb.ChangesOptions{Since: since, IncludeDocs: true, Conflicts: true, AllDocs: true}, func(c *localdb.Change) error {
-		if err := batch.RemoveDoc(c.ID, func(v int) { viewSeqs[v] = c.Seq }); err != nil {
+		if err := batch.RemoveDoc(c.ID, func(v int) { viewSeqs[v] = 0 }); err != nil {
 			return err
 		}
 		if !c.Deleted && c.Doc != nil && (dv.IncludeDesign || !mango.IsDesignID(c.ID)) {
@@ -172,7 +172,7 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 			}
 			for vi, emits := range rows {
 				if len(emits) > 0 {
-					viewSeqs[vi] = c.Seq
+					viewSeqs[vi] = 0
 				}
 				for k, e := range emits {
 					if key, err = encodeKey(key[:0], e.Key); err != nil {
@@ -186,7 +186,7 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 		}
 		n++
 		if n%viewBatch == 0 {
-			if err := batch.Commit(c.Seq, viewSeqs); err != nil {
+			if err := batch.Commit(c.Seq, batchSeqs(viewSeqs, c.Seq)); err != nil {
 				return err
 			}
 			clear(viewSeqs)
@@ -207,7 +207,17 @@ func updateView(ctx context.Context, db *localdb.DB, dv *designViews, f *viewsto
 			viewSeqs[vi] = max(last, since)
 		}
 	}
-	return batch.Commit(max(last, since), viewSeqs)
+	return batch.Commit(max(last, since), batchSeqs(viewSeqs, max(last, since)))
+}
+
+// batchSeqs gives the views a batch changed the sequence it reached: as
+// in CouchDB, a view's update_seq is where the update that last changed
+// its rows ended, not the change that did it.
+func batchSeqs(touched map[int]int64, seq int64) map[int]int64 {
+	for v := range touched {
+		touched[v] = seq
+	}
+	return touched
 }
 
 // encodeKey appends the collation encoding of a JSON view key.

@@ -272,13 +272,47 @@ func writeDocs(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits 
 			if oldDoc, err = old.AppendJSON(nil); err != nil {
 				return nil, nil, err
 			}
-			if newEdits {
-				nd.Revisions = old.Revisions
+			if newEdits && old.Revisions != nil && len(old.Revisions.IDs) > 0 {
+				// The new revision is not computed yet: CouchDB gives the
+				// parent alone.
+				nd.Revisions = &couchdoc.Revisions{Start: old.Revisions.Start, IDs: old.Revisions.IDs[:1]}
 			}
+			nd.Attachments = attachmentStubs(nd.Attachments, old.Attachments)
 		case !errors.Is(err, couchdoc.ErrNotFound):
 			return nil, nil, err
 		}
 	}
+	if parent == "" {
+		nd.Attachments = attachmentStubs(nd.Attachments, nil)
+	}
 	newDoc, err := nd.AppendJSON(nil)
 	return newDoc, oldDoc, err
+}
+
+// attachmentStubs gives the attachments of a write as a validator sees
+// them in CouchDB: stubs, those kept from the parent (old) with its
+// metadata, new ones with their length and revpos 0, no data.
+func attachmentStubs(atts, old map[string]*couchdoc.Attachment) map[string]*couchdoc.Attachment {
+	if len(atts) == 0 {
+		return atts
+	}
+	out := make(map[string]*couchdoc.Attachment, len(atts))
+	for name, a := range atts {
+		if a.Stub {
+			if o := old[name]; o != nil {
+				kept := *o
+				kept.Stub, kept.Data, kept.Body = true, nil, nil
+				out[name] = &kept
+				continue
+			}
+			out[name] = a
+			continue
+		}
+		length := a.Length
+		if a.Data != nil {
+			length = int64(len(a.Data))
+		}
+		out[name] = &couchdoc.Attachment{Name: a.Name, ContentType: a.ContentType, Length: length, Stub: true}
+	}
+	return out
 }
