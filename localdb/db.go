@@ -40,8 +40,10 @@ type DB struct {
 	// designGen counts the commits of this handle that wrote or purged a
 	// design document (DesignGeneration).
 	designGen atomic.Int64
-	updateSeq atomic.Int64
-	ixs       indexstore.Cache // the json indexes this handle saw last
+	// writeCheck is the app's check of every document write (SetWriteCheck).
+	writeCheck checkSlot
+	updateSeq  atomic.Int64
+	ixs        indexstore.Cache // the json indexes this handle saw last
 
 	smu     gosync.Mutex
 	staging map[string]bool // temporary chunk keys of uploads in flight

@@ -91,6 +91,9 @@ func (db *DB) ResolveConflict(ctx context.Context, id, keep string, merged *couc
 					m.Attachments[name] = a.stub()
 				}
 			}
+			if err := db.checkWrite(ctx, m, true); err != nil {
+				return err
+			}
 			if res.Rev, err = w.putEdit(states, m); err != nil {
 				return fmt.Errorf("write the merge: %w", err)
 			}
@@ -99,7 +102,11 @@ func (db *DB) ResolveConflict(ctx context.Context, id, keep string, merged *couc
 			if rev == keep {
 				continue
 			}
-			if _, err := w.putEdit(states, &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}); err != nil {
+			tomb := &couchdoc.Doc{ID: id, Rev: rev, Deleted: true}
+			if err := db.checkWrite(ctx, tomb, true); err != nil {
+				return err
+			}
+			if _, err := w.putEdit(states, tomb); err != nil {
 				return fmt.Errorf("delete %s: %w", rev, err)
 			}
 			res.Deleted = append(res.Deleted, rev)

@@ -49,6 +49,9 @@ func (db *DB) Delete(ctx context.Context, id, rev string) (string, error) {
 		if st := states[id]; st == nil || st.docID == 0 {
 			return couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
+		if err := db.checkWrite(ctx, doc, true); err != nil {
+			return err
+		}
 		newRev, err = w.putEdit(states, doc)
 		return err
 	})
@@ -81,6 +84,38 @@ func (db *DB) bulkDocs(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy
 		return nil, err
 	}
 	defer db.leave()
+	refused, err := db.checkDocs(ctx, docs, newEdits)
+	if err != nil || len(refused) == 0 {
+		if err != nil {
+			return nil, err
+		}
+		return db.writeBulk(ctx, docs, newEdits, lazy)
+	}
+	// The refused documents are left out of the write, so that the
+	// others (revisions of one document among them) are written as if
+	// they had come alone.
+	pass := make([]*couchdoc.Doc, 0, len(docs)-len(refused))
+	at := make([]int, 0, cap(pass))
+	results := make([]couchdoc.DocResult, len(docs))
+	for i, doc := range docs {
+		if ce := refused[i]; ce != nil {
+			results[i] = couchdoc.FailedResult(doc.ID, ce)
+			continue
+		}
+		pass, at = append(pass, doc), append(at, i)
+	}
+	written, err := db.writeBulk(ctx, pass, newEdits, lazy)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		results[i] = written[j]
+	}
+	return results, nil
+}
+
+// writeBulk is bulkDocs once the write check has passed docs.
+func (db *DB) writeBulk(ctx context.Context, docs []*couchdoc.Doc, newEdits, lazy bool) ([]couchdoc.DocResult, error) {
 	results := make([]couchdoc.DocResult, len(docs))
 	staged, err := db.stage(ctx, docs)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 // and later writes of the batch see earlier ones; nothing is visible to
 // readers until the batch commits. Safe for concurrent use.
 type Batch struct {
+	ctx    context.Context // the DB.Batch call's, for the write check
+	db     *DB
 	mu     gosync.Mutex
 	w      *docWriter // nil once the batch is over
 	states map[string]*docState
@@ -38,7 +40,7 @@ func (db *DB) Batch(ctx context.Context, fn func(b *Batch) error) error {
 		return err
 	}
 	defer db.leave()
-	b := &Batch{states: map[string]*docState{}}
+	b := &Batch{ctx: ctx, db: db, states: map[string]*docState{}}
 	defer b.end()
 	return db.writeDocs(ctx, attWriter{}, func(w *docWriter) error {
 		b.mu.Lock()
@@ -118,6 +120,11 @@ func (b *Batch) apply(doc *couchdoc.Doc, del bool) (string, error) {
 		if st := b.states[doc.ID]; st == nil || st.docID == 0 {
 			return "", couchdoc.Errorf(couchdoc.ErrNotFound, "missing")
 		}
+	}
+	// The check reads the store as committed: not the batch's own
+	// earlier writes.
+	if err := b.db.checkWrite(b.ctx, doc, true); err != nil {
+		return "", err
 	}
 	return w.putEdit(b.states, doc)
 }

@@ -38,7 +38,6 @@ var couchDBDifferenceReasons = map[string][]string{
 		"couchdb35-extra/auth#368", "couchdb35-extra/auth#412", "couchdb35-extra/auth#456", "couchdb35-extra/auth#500", "couchdb35-extra/auth#544", "couchdb35-extra/auth#697",
 	},
 	"JavaScript runs for views, validate_doc_update and filters only: shows, lists and updates are refused with 400 bad_request, and a missing design doc or function still answers CouchDB's 404.": {
-		"requests#129",
 		"requests#268", "requests#269", "requests#271",
 	},
 	"The corpus's users had been created and deleted eight times on that CouchDB before it was recorded, so its user documents are at generation 9 where a fresh server's are at 1.": {

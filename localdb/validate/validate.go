@@ -9,9 +9,15 @@
 //
 // CouchDB validates every write it receives, replicated ones included;
 // PouchDB validates none locally. The HTTP server (settee serve) validates
-// every write; a local store validates only when the app asks for it, by
-// calling Validator.Check before its writes: an app that must refuse what
-// its CouchDB would refuse can do it offline, the others pay nothing.
+// every write; a local store validates only when the app turns it on:
+//
+//	db.SetWriteCheck(v.WriteCheck(&validate.WriteContext{UserName: "ann", Roles: []string{"editor"}}))
+//
+// Then every write of that handle is validated (Put, Delete, BulkDocs,
+// Batch, ResolveConflict, and the writes of a pull into it, whose refused
+// revisions count as doc_write_failures while the rest is written): an
+// app that must refuse what its CouchDB would refuse can do it offline,
+// the others pay nothing. db.SetWriteCheck(nil) turns it off.
 package validate
 
 import (
@@ -97,6 +103,23 @@ type Validator struct {
 // New returns a Validator running functions with opts (nil: defaults).
 func New(opts *jsfunc.Options) *Validator {
 	return &Validator{pools: jsfunc.NewPools(opts, 2), stores: map[*localdb.DB]*storeFuncs{}}
+}
+
+// WriteCheck returns the check a local store runs on every write once
+// given to localdb.DB.SetWriteCheck: Check, with wc as the writer (nil:
+// a server admin without a name, as AdminContext).
+func (v *Validator) WriteCheck(wc *WriteContext) localdb.WriteCheck {
+	return &writeCheck{v: v, wc: wc}
+}
+
+// writeCheck is a Validator bound to one writer.
+type writeCheck struct {
+	v  *Validator
+	wc *WriteContext
+}
+
+func (c *writeCheck) CheckWrite(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits bool) error {
+	return c.v.Check(ctx, db, doc, newEdits, c.wc)
 }
 
 // Close frees the runtimes.
@@ -218,6 +241,13 @@ func (v *Validator) Check(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc
 	fns, err := v.cachedFunctions(ctx, db)
 	if err != nil || len(fns) == 0 {
 		return err
+	}
+	if !newEdits && doc.Rev != "" {
+		// A replicated revision the store has is not written again:
+		// CouchDB validates only the new ones.
+		if _, err := db.Get(ctx, doc.ID, localdb.GetOptions{Rev: doc.Rev}); err == nil {
+			return nil
+		}
 	}
 	newDoc, oldDoc, err := writeDocs(ctx, db, doc, newEdits)
 	if err != nil {
