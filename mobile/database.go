@@ -9,6 +9,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/validate"
 )
 
 // errClosed is returned by calls on a closed Database, and on a Database
@@ -32,6 +33,8 @@ type Database struct {
 	compacting  bool                   // an automatic compaction runs
 
 	batch atomic.Pointer[batchOwner] // InBatch's, while it runs (batchguard.go)
+
+	validator *validate.Validator // SetValidation's; nil when off
 }
 
 // Open opens the store at path, creating the file if it is missing. On
@@ -118,7 +121,15 @@ func (d *Database) Close() (err error) {
 		_ = r.sup.Wait() // its last events are delivered
 	}
 	d.wg.Wait()
-	return d.db.Close()
+	err = d.db.Close()
+	d.mu.Lock()
+	v := d.validator
+	d.validator = nil
+	d.mu.Unlock()
+	if v != nil {
+		v.Close()
+	}
+	return err
 }
 
 // check returns ErrClosed after Close.

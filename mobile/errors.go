@@ -28,9 +28,11 @@ const (
 	CodeIllegalDocID = "illegal_docid"
 	// CodeDocValidation: a document body CouchDB would refuse.
 	CodeDocValidation = "doc_validation"
-	// CodeUnauthorized: missing or wrong credentials (remote).
+	// CodeUnauthorized: missing or wrong credentials (remote), or a
+	// validate_doc_update's unauthorized (SetValidation).
 	CodeUnauthorized = "unauthorized"
-	// CodeForbidden: the server refused the write (remote).
+	// CodeForbidden: the server refused the write (remote), or a
+	// validate_doc_update did (SetValidation).
 	CodeForbidden = "forbidden"
 	// CodeMissingStub: an attachment stub names no attachment of the parent.
 	CodeMissingStub = "missing_stub"

@@ -46,6 +46,33 @@ type WriteContext struct {
 	SecObj json.RawMessage
 }
 
+// ParseUserCtx reads a writer given as CouchDB's userCtx object,
+// {"name": "ann", "roles": ["editor"], "db": "tasks"} (a null or missing
+// name: anonymous), with an optional "secObj" member for the security
+// object. Anything else is a couchdoc.ErrBadRequest.
+func ParseUserCtx(b []byte) (*WriteContext, error) {
+	var uc struct {
+		Name   *string         `json:"name"`
+		Roles  []string        `json:"roles"`
+		DB     string          `json:"db"`
+		SecObj json.RawMessage `json:"secObj"`
+	}
+	if err := json.Unmarshal(b, &uc); err != nil {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, `userCtx must be a JSON object {"name", "roles", "db"}: %v`, err)
+	}
+	if string(uc.SecObj) == "null" {
+		uc.SecObj = nil
+	}
+	if len(uc.SecObj) > 0 && uc.SecObj[0] != '{' {
+		return nil, couchdoc.Errorf(couchdoc.ErrBadRequest, "userCtx's secObj must be a JSON object")
+	}
+	wc := &WriteContext{DB: uc.DB, Roles: uc.Roles, SecObj: uc.SecObj}
+	if uc.Name != nil {
+		wc.UserName = *uc.Name
+	}
+	return wc, nil
+}
+
 // AdminContext is the context of a server admin: what the server passes
 // until it knows its users' roles and databases' security objects.
 func AdminContext(db, name string) *WriteContext {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/jsfunc"
+	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/localdbtest"
 	"github.com/settee/settee/localdb/validate"
 )
@@ -94,4 +95,52 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestWriteCheckRunsValidators: a store given Validator.WriteCheck runs
+// its validate_doc_update on its own writes, with the writer ParseUserCtx
+// read; replicated revisions the store has are not validated again.
+func TestWriteCheckRunsValidators(t *testing.T) {
+	db := localdbtest.Open(t)
+	v := validate.New(&jsfunc.Options{Timeout: time.Second})
+	defer v.Close()
+	vdu := `function (newDoc, oldDoc, userCtx, secObj) {
+		if (secObj.members.names.indexOf(userCtx.name) < 0) throw({forbidden: userCtx.name + ' is no member of ' + userCtx.db});
+		if (newDoc.reject) throw({forbidden: 'no'});
+	}`
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "_design/v", Body: mustJSON(t, map[string]any{"validate_doc_update": vdu})}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := validate.ParseUserCtx([]byte(`{"name": "ann", "secObj": []}`)); !errors.Is(err, couchdoc.ErrBadRequest) {
+		t.Fatalf("a secObj that is not an object: %v", err)
+	}
+	wc, err := validate.ParseUserCtx([]byte(`{"name": "ann", "roles": ["editor"], "db": "tasks", "secObj": {"members": {"names": ["ann"]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetWriteCheck(v.WriteCheck(wc))
+	rev, err := db.Put(bg, doc("a", "", `{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Put(bg, doc("b", "", `{"reject":true}`)); !errors.Is(err, couchdoc.ErrForbidden) {
+		t.Fatalf("refused write: %v", err)
+	}
+	// A revision the store has, replicated again, is accepted as it is,
+	// even by a writer the function refuses.
+	bob, _ := validate.ParseUserCtx([]byte(`{"name": "bob", "db": "tasks", "secObj": {"members": {"names": ["ann"]}}}`))
+	db.SetWriteCheck(v.WriteCheck(bob))
+	again, _ := db.Get(bg, "a", localdb.GetOptions{Revs: true})
+	c := doc("c", "1-0123456789abcdef0123456789abcdef", `{}`)
+	c.Revisions = &couchdoc.Revisions{Start: 1, IDs: []string{"0123456789abcdef0123456789abcdef"}}
+	res, err := db.BulkDocs(bg, []*couchdoc.Doc{again, c}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Err() != nil || res[0].Rev != rev {
+		t.Fatalf("known revision: %+v", res[0])
+	}
+	if ce, ok := res[1].Err().(*couchdoc.Error); !ok || ce.Reason != "bob is no member of tasks" {
+		t.Fatalf("new revision by bob: %+v", res[1])
+	}
 }
