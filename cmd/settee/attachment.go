@@ -48,11 +48,15 @@ func runAttachment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	ctype := fs.String("content-type", "", "put: the attachment's content `type` (default: from FILE's extension)")
 	output := fs.String("output", "", "get: write the bytes to this `file` instead of stdout")
 	info := fs.Bool("info", false, "get: print the attachment's metadata as JSON instead of its bytes")
+	va := validateAsFlag(fs)
 	pos, err := parseFlags(fs, attachmentHelp, args, 4, 5, stdout)
 	if err != nil {
 		return err
 	}
 	if err := out.check(); err != nil {
+		return err
+	}
+	if err := va.check(); err != nil {
 		return err
 	}
 	switch {
@@ -100,7 +104,7 @@ func runAttachment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if *ctype == "" {
 		*ctype = "application/octet-stream"
 	}
-	return withStore(path, true, ks, func(db *localdb.DB) error {
+	return va.withStore(path, true, ks, func(db *localdb.DB) error {
 		newRev, err := putAttachment(ctx, db, id, *rev, *update, name, *ctype, body)
 		if err != nil {
 			return fmt.Errorf("attachment put %s %s: %w", id, name, err)

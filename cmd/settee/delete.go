@@ -25,6 +25,7 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ks := keyFlag(fs)
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` to delete (default: the current winner)")
+	va := validateAsFlag(fs)
 	pos, err := parseFlags(fs, deleteHelp, args, 2, 2, stdout)
 	if err != nil {
 		return err
@@ -32,11 +33,14 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := out.check(); err != nil {
 		return err
 	}
+	if err := va.check(); err != nil {
+		return err
+	}
 	id := pos[1]
 	if err := checkRev("--rev", *rev, id); err != nil {
 		return err
 	}
-	return withStore(pos[0], false, ks, func(db *localdb.DB) error {
+	return va.withStore(pos[0], false, ks, func(db *localdb.DB) error {
 		if couchdoc.IsLocalID(id) {
 			r := *rev
 			if r == "" {

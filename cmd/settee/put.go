@@ -26,7 +26,8 @@ A stale revision fails with a conflict (exit code 6). Prints
 	examples: `  settee put notes.db shopping-list '{"items":["milk"]}'
   settee put notes.db shopping-list --update '{"items":["milk","eggs"]}'
   settee put notes.db shopping-list --rev 1-2c3d... @list.json
-  echo '{"_id":"todo","done":false}' | settee put notes.db -`,
+  echo '{"_id":"todo","done":false}' | settee put notes.db -
+  settee put notes.db --validate-as '{"name":"ann","roles":["editor"]}' list @list.json`,
 	exits: writeExits,
 }
 
@@ -36,11 +37,15 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := outputFlags(fs, stdout)
 	rev := fs.String("rev", "", "the `revision` this edit replaces")
 	update := fs.Bool("update", false, "replace the current winning revision (no --rev needed)")
+	va := validateAsFlag(fs)
 	pos, err := parseFlags(fs, putHelp, args, 2, 3, stdout)
 	if err != nil {
 		return err
 	}
 	if err := out.check(); err != nil {
+		return err
+	}
+	if err := va.check(); err != nil {
 		return err
 	}
 	body := pos[len(pos)-1]
@@ -66,7 +71,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *rev != "" {
 		doc.Rev = *rev
 	}
-	return withStore(pos[0], true, ks, func(db *localdb.DB) error {
+	return va.withStore(pos[0], true, ks, func(db *localdb.DB) error {
 		if couchdoc.IsLocalID(doc.ID) {
 			if *update && doc.Rev == "" {
 				if cur, err := db.GetLocal(ctx, doc.ID); err == nil {

@@ -216,8 +216,15 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 	fs := flagSet(dir)
 	ks := keyFlag(fs)
 	f.registerOn(fs, dir)
+	va := &validateAs{}
+	if dir != "push" {
+		va = validateAsFlag(fs)
+	}
 	pos, err := parseFlags(fs, h, args, 2, 2, stdout)
 	if err != nil {
+		return err
+	}
+	if err := va.check(); err != nil {
 		return err
 	}
 	opts, err := f.options()
@@ -275,6 +282,8 @@ func runReplicate(ctx context.Context, dir string, h cmdHelp, args []string, std
 			return err
 		}
 		defer closeStore(db, &err)
+		// A refused revision is a doc_write_failure; the pull goes on.
+		defer va.on(db)()
 	}
 	local := newLocalPeer(db)
 	if opts.Attachments.IsLazy() {
