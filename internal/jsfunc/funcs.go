@@ -3,6 +3,8 @@ package jsfunc
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Emit is one row a map function emitted: key and value as JSON.
@@ -82,11 +84,44 @@ func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj 
 		if i > 0 {
 			args = append(args, ',')
 		}
-		args = append(args, orNull(a)...)
+		args = appendASCII(args, orNull(a))
 	}
 	args = append(args, ']')
 	_, err = r.call("__validate", v.n, string(args))
 	return err
+}
+
+// appendASCII appends JSON text with every non-ASCII character escaped
+// (\uXXXX, surrogate pairs above U+FFFF; an invalid byte becomes U+FFFD,
+// as the engine reads it): the same values, but the engine then takes the
+// text as a one-byte string and gives it to its parser as is, where UTF-8
+// would be widened to UTF-16 and encoded back. Outside strings, JSON has
+// no non-ASCII characters.
+func appendASCII(dst, src []byte) []byte {
+	const hex = "0123456789abcdef"
+	esc := func(dst []byte, u rune) []byte {
+		return append(dst, '\\', 'u', hex[u>>12&0xf], hex[u>>8&0xf], hex[u>>4&0xf], hex[u&0xf])
+	}
+	for len(src) > 0 {
+		i := 0
+		for i < len(src) && src[i] < utf8.RuneSelf {
+			i++
+		}
+		dst = append(dst, src[:i]...)
+		src = src[i:]
+		if len(src) == 0 {
+			break
+		}
+		r, n := utf8.DecodeRune(src)
+		src = src[n:]
+		if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			dst = esc(esc(dst, r1), r2)
+		} else {
+			dst = esc(dst, r)
+		}
+	}
+	return dst
 }
 
 // validatorReg is a validate_doc_update registered in a runtime: its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,39 @@ func TestValidateArguments(t *testing.T) {
 		if err := r.Validate(src, ddoc, json.RawMessage(`{"_id":"a","want":"other"}`), nil, nil, nil); !errors.Is(err, couchdoc.ErrForbidden) {
 			t.Errorf("ddoc %s: %v, want forbidden", name, err)
 		}
+	}
+}
+
+// TestAppendASCII checks the escaped arguments read as the same values,
+// in Go and in the engine (a character above U+FFFF is one surrogate pair
+// there, as in CouchDB's engine).
+func TestAppendASCII(t *testing.T) {
+	for _, doc := range []string{
+		`{"a":"plain","n":1.5,"l":[true,null]}`,
+		`{"東京":"Zürich smörgås","e":"😀 \u00e9\n","x":"\"q\""}`,
+		"{\"bad\":\"\xff\xfe\"}",
+	} {
+		got := appendASCII(nil, []byte(doc))
+		for _, c := range got {
+			if c >= 0x80 {
+				t.Fatalf("%q: non-ASCII byte in %q", doc, got)
+			}
+		}
+		var a, b any
+		if err := json.Unmarshal([]byte(doc), &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &b); err != nil {
+			t.Fatalf("%q -> %q: %v", doc, got, err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%q -> %q: %v, want %v", doc, got, b, a)
+		}
+	}
+	r := newRuntime(t, nil)
+	src := `function (newDoc) { if (newDoc.s !== "\ud83d\ude00 é東" || newDoc.s.length !== 5) throw({forbidden: newDoc.s + " " + newDoc.s.length}); }`
+	if err := r.Validate(src, nil, json.RawMessage(`{"s":"😀 é東"}`), nil, nil, nil); err != nil {
+		t.Fatal(err)
 	}
 }
 
