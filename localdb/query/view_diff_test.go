@@ -18,6 +18,7 @@ import (
 	"github.com/settee/settee/couchdoc"
 	"github.com/settee/settee/internal/testutil"
 	"github.com/settee/settee/localdb"
+	"github.com/settee/settee/localdb/internal/viewstore"
 	"github.com/settee/settee/localdb/localdbtest"
 )
 
@@ -212,8 +213,21 @@ func TestViewRecordCouchDB(t *testing.T) {
 	}
 }
 
-// TestViewDifferential compares View's answers with CouchDB's recorded ones.
+// TestViewDifferential compares View's answers with CouchDB's recorded
+// ones, with the view files' usual chunks and with chunks of a few rows
+// (the offsets and reductions then cross many chunk boundaries).
 func TestViewDifferential(t *testing.T) {
+	for _, rows := range []int{0, 3} {
+		t.Run(fmt.Sprintf("chunk rows %d", rows), func(t *testing.T) {
+			if rows > 0 {
+				defer viewstore.SetChunkRows(rows)()
+			}
+			viewDifferential(t)
+		})
+	}
+}
+
+func viewDifferential(t *testing.T) {
 	f, err := os.Open(viewDiffFile)
 	if err != nil {
 		t.Fatal(err)

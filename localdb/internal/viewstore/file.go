@@ -28,6 +28,21 @@ CREATE TABLE IF NOT EXISTS rows (
 	PRIMARY KEY (view, key, docid, n)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS rows_by_doc ON rows (docid);
+CREATE TABLE IF NOT EXISTS chunks (
+	view   INTEGER NOT NULL,
+	lo_key BLOB NOT NULL,
+	lo_id  TEXT NOT NULL,
+	lo_n   INTEGER NOT NULL,
+	count  INTEGER NOT NULL,
+	first  BLOB,
+	last   BLOB,
+	numeric INTEGER NOT NULL,
+	sum    REAL NOT NULL,
+	min    REAL NOT NULL,
+	max    REAL NOT NULL,
+	sumsq  REAL NOT NULL,
+	PRIMARY KEY (view, lo_key, lo_id, lo_n)
+) WITHOUT ROWID;
 `
 
 // File is one signature's view file.
@@ -68,14 +83,38 @@ func (f *File) init(ctx context.Context, sig string) error {
 	err := f.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'signature'").Scan(&have)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		_, err = f.db.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('signature', ?), ('update_seq', 0)", sig)
+		_, err = f.db.ExecContext(ctx, "INSERT INTO meta (key, value) VALUES ('signature', ?), ('update_seq', 0), ('chunks_seq', 0)", sig)
 		return err
 	case err != nil:
 		return err
 	case have != sig:
 		return fmt.Errorf("%s: %w", f.path, ErrOtherSignature)
 	}
-	return nil
+	return f.checkChunks(ctx)
+}
+
+// checkChunks rebuilds the chunks of a file whose chunks do not reflect
+// its rows' sequence.
+func (f *File) checkChunks(ctx context.Context) error {
+	tx, err := f.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var same bool
+	if err := tx.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'chunks_seq') = (SELECT value FROM meta WHERE key = 'update_seq'), 0)").Scan(&same); err != nil {
+		return err
+	}
+	if same {
+		return nil
+	}
+	if err := rebuildChunks(ctx, tx); err != nil {
+		return fmt.Errorf("rebuild view chunks: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO meta (key, value) VALUES ('chunks_seq', (SELECT value FROM meta WHERE key = 'update_seq'))"); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
 // Close closes the file.
@@ -101,7 +140,9 @@ func (f *File) Size() int64 {
 
 // Batch is one update transaction.
 type Batch struct {
+	ctx      context.Context
 	tx       *sql.Tx
+	chunks   map[int]*viewChunks
 	del, ins *sql.Stmt
 	// rows is how many rows each view gained (or lost) in the batch.
 	rows map[int]int64
@@ -113,8 +154,8 @@ func (f *File) Begin(ctx context.Context) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{tx: tx, rows: map[int]int64{}}
-	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view"); err == nil {
+	b := &Batch{ctx: ctx, tx: tx, rows: map[int]int64{}, chunks: map[int]*viewChunks{}}
+	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view, key, n"); err == nil {
 		b.ins, err = tx.PrepareContext(ctx, "INSERT OR REPLACE INTO rows (view, key, docid, n, kjson, value) VALUES (?, ?, ?, ?, ?, ?)")
 	}
 	if err != nil {
@@ -131,32 +172,59 @@ func (b *Batch) RemoveDoc(id string, touched func(view int)) error {
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	var gone []pos
+	var views []int
 	for rows.Next() {
+		p := pos{id: id}
 		var v int
-		if err := rows.Scan(&v); err != nil {
+		if err := rows.Scan(&v, &p.key, &p.n); err != nil {
+			rows.Close()
 			return err
 		}
+		gone, views = append(gone, p), append(views, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for i, p := range gone {
+		v := views[i]
+		vc, err := b.chunksOf(v)
+		if err != nil {
+			return err
+		}
+		c := vc.find(p)
+		c.count--
+		c.dirty, c.changed = true, true
 		b.rows[v]--
 		touched(v)
 	}
-	return rows.Err()
+	return nil
 }
 
 // Add adds one row: the n-th row document id emitted in view, its key
 // (encoded and as JSON) and value (JSON).
 func (b *Batch) Add(view int, key []byte, id string, n int, keyJSON, value []byte) error {
-	_, err := b.ins.Exec(view, key, id, n, keyJSON, value)
-	if err == nil {
-		b.rows[view]++
+	vc, err := b.chunksOf(view)
+	if err != nil {
+		return err
 	}
-	return err
+	if _, err := b.ins.Exec(view, key, id, n, keyJSON, value); err != nil {
+		return err
+	}
+	b.rows[view]++
+	vc.find(pos{key: key, id: id, n: int64(n)}).addRow(key, value)
+	return nil
 }
 
 // Commit records seq as the sequence the rows reflect, and for each view
 // of viewSeqs the last sequence that changed its rows, and commits.
 func (b *Batch) Commit(seq int64, viewSeqs map[int]int64) error {
-	if _, err := b.tx.Exec("UPDATE meta SET value = ? WHERE key = 'update_seq'", seq); err != nil {
+	if err := b.saveChunks(); err != nil {
+		b.tx.Rollback()
+		return err
+	}
+	if _, err := b.tx.Exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('update_seq', ?), ('chunks_seq', ?)", seq, seq); err != nil {
 		b.tx.Rollback()
 		return err
 	}

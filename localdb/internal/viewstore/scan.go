@@ -20,6 +20,9 @@ type Range struct {
 	Start, End   *Bound // nil: unbounded
 	InclusiveEnd bool
 	Descending   bool
+	// from and to bound the positions too (a run of chunks): from <= row
+	// < to, nil unbounded.
+	from, to *pos
 }
 
 // Row is one view row.
@@ -34,16 +37,23 @@ type Row struct {
 func (r Range) where() (string, []any) {
 	conds := []string{"view = ?"}
 	args := []any{r.View}
+	// In a run of chunks the search is bounded by the run's positions:
+	// "+key" keeps SQLite from bounding it by the keys instead (it uses
+	// one range of the primary key).
+	key := "key"
+	if r.from != nil || r.to != nil {
+		key = "+key"
+	}
 	add := func(b *Bound, op string) {
 		if b.HasID {
-			conds = append(conds, "(key, docid) "+op+" (?, ?)")
+			conds = append(conds, "("+key+", docid) "+op+" (?, ?)")
 			args = append(args, b.Key, b.ID)
 			return
 		}
 		// Without an id the bound is the key's whole group: >= key for a
 		// low bound, and for a high bound every id of key included (<=)
 		// or excluded (<).
-		conds = append(conds, "key "+op+" ?")
+		conds = append(conds, key+" "+op+" ?")
 		args = append(args, b.Key)
 	}
 	lowOp, highOp := ">=", "<"
@@ -63,6 +73,14 @@ func (r Range) where() (string, []any) {
 	}
 	if high != nil {
 		add(high, highOp)
+	}
+	if r.from != nil {
+		conds = append(conds, "(key, docid, n) >= (?, ?, ?)")
+		args = append(args, r.from.key, r.from.id, r.from.n)
+	}
+	if r.to != nil {
+		conds = append(conds, "(key, docid, n) < (?, ?, ?)")
+		args = append(args, r.to.key, r.to.id, r.to.n)
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -103,9 +121,9 @@ func (f *File) Count(ctx context.Context, r Range) (int64, error) {
 	return n, err
 }
 
-// Before returns how many rows of view come before b in the scan order
-// (CouchDB's offset): below it ascending, above it descending.
-func (f *File) Before(ctx context.Context, view int, b *Bound, descending bool) (int64, error) {
+// BeforeByCount is Before counting the rows (the reference Before is
+// checked against).
+func (f *File) BeforeByCount(ctx context.Context, view int, b *Bound, descending bool) (int64, error) {
 	if b == nil {
 		return 0, nil
 	}
