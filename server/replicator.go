@@ -92,10 +92,23 @@ func (d replicatorDocs) Completed(ctx context.Context, id, rev string, stats jso
 	return d.setState(ctx, id, rev, "completed", scheduler.Member{Key: "_replication_state_reason"}, scheduler.Member{Key: "_replication_stats", Value: stats})
 }
 
+// Failed marks a document that cannot run as CouchDB's update_failed.
+func (d replicatorDocs) Failed(ctx context.Context, id, rev, reason string) error {
+	r, _ := json.Marshal(reason)
+	return d.setState(ctx, id, rev, "failed", scheduler.Member{Key: "_replication_stats"}, scheduler.Member{Key: "_replication_state_reason", Value: r})
+}
+
+// ClearState removes a document's state members as CouchDB's
+// remove_state_fields.
+func (d replicatorDocs) ClearState(ctx context.Context, id, rev string) error {
+	return d.setState(ctx, id, rev, "", scheduler.Member{Key: "_replication_state_time"},
+		scheduler.Member{Key: "_replication_state_reason"}, scheduler.Member{Key: "_replication_id"}, scheduler.Member{Key: "_replication_stats"})
+}
+
 // setState writes a terminal state into the document's revision rev as
 // CouchDB's couch_replicator_docs:update_rep_doc: _replication_state,
-// with _replication_state_time when the state changes, and the other
-// members given (a nil Value removes one). A document changed or deleted
+// with _replication_state_time when the state changes (state "" removes
+// it), and the other members given (a nil Value removes one). A document changed or deleted
 // since is left alone (the scheduler reads its new revision), as is one
 // that already says so.
 func (d replicatorDocs) setState(ctx context.Context, id, rev, state string, more ...scheduler.Member) error {
@@ -104,6 +117,9 @@ func (d replicatorDocs) setState(ctx context.Context, id, rev, state string, mor
 		return err
 	}
 	doc, err := db.Get(ctx, id, localdb.GetOptions{})
+	if errors.Is(err, couchdoc.ErrNotFound) {
+		return nil // deleted since
+	}
 	if err != nil {
 		return err
 	}
@@ -115,7 +131,10 @@ func (d replicatorDocs) setState(ctx context.Context, id, rev, state string, mor
 	}
 	_ = json.Unmarshal(doc.Body, &cur)
 	set := more
-	if cur.State != state {
+	switch {
+	case state == "":
+		set = append([]scheduler.Member{{Key: "_replication_state"}}, more...)
+	case cur.State != state:
 		st, _ := json.Marshal(state)
 		now, _ := json.Marshal(time.Now().UTC().Format(time.RFC3339))
 		set = append([]scheduler.Member{{Key: "_replication_state", Value: st}, {Key: "_replication_state_time", Value: now}}, more...)

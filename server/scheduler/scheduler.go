@@ -25,6 +25,16 @@ type Docs interface {
 	// _replication_state_time, _replication_stats), so that it is not run
 	// again. A document changed since is left alone.
 	Completed(ctx context.Context, id, rev string, stats json.RawMessage) error
+	// Failed records in the document's revision rev that it cannot run
+	// (a body the scheduler refuses, a duplicate), as CouchDB does
+	// (_replication_state "failed", _replication_state_reason), so that
+	// it is not run again until it is edited. A document changed since
+	// is left alone.
+	Failed(ctx context.Context, id, rev, reason string) error
+	// ClearState removes the state members an older CouchDB left in a
+	// document ("triggered", "error"), as CouchDB 3.5 does before running
+	// it. A document changed since is left alone.
+	ClearState(ctx context.Context, id, rev string) error
 }
 
 // Config configures a Scheduler.
@@ -67,6 +77,15 @@ type Scheduler struct {
 	kick    chan struct{}
 	wg      gosync.WaitGroup
 	pids    int
+	// writes are the document updates the last read decided on, made
+	// once the lock is released.
+	writes []docWrite
+}
+
+// docWrite is a state to write into a replication document.
+type docWrite struct {
+	id, rev string
+	failed  string // the reason of a failed document; "" clears the state
 }
 
 // New returns a scheduler that is not started. It does no I/O.
@@ -219,9 +238,27 @@ func (s *Scheduler) readDocs(ctx context.Context) {
 	for _, c := range changes {
 		stop = append(stop, s.applyDocLocked(c.id, c.rev, c.deleted, c.body)...)
 	}
+	writes := s.writes
+	s.writes = nil
 	s.mu.Unlock()
 	for _, j := range stop {
 		s.stopJob(j)
+	}
+	// The scheduler reads these writes back as any change: a failed
+	// document is never run, a cleared one is the replication it runs.
+	for _, w := range writes {
+		var err error
+		if w.failed != "" {
+			err = s.cfg.Docs.Failed(ctx, w.id, w.rev, w.failed)
+		} else {
+			err = s.cfg.Docs.ClearState(ctx, w.id, w.rev)
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("record a replication document's state", "doc", w.id, "err", err)
+		}
+	}
+	if len(writes) > 0 {
+		s.Kick()
 	}
 }
 
