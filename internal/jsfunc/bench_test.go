@@ -54,3 +54,25 @@ func mustQuote(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
 }
+
+// BenchmarkMap is one map call on a document of the harness's dataset,
+// with the map function of its views phase.
+func BenchmarkMap(b *testing.B) {
+	r, err := New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.SetMaps([]string{`function (doc) { if (doc.type) { emit([doc.type, doc.age], doc.score); } }`}, nil); err != nil {
+		b.Fatal(err)
+	}
+	doc := []byte(datasetDoc)
+	cpu0 := procstat.CPU()
+	for b.Loop() {
+		rows, err := r.Map(doc)
+		if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
+			b.Fatal(rows, err)
+		}
+	}
+	b.ReportMetric(float64(procstat.CPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
