@@ -238,13 +238,33 @@ func httpDo(ctx context.Context, method, url string, body io.Reader, contentType
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("%s %s: status %d: %s", method, redact(url), resp.StatusCode, bytes.TrimSpace(msg))
+		return &statusError{what: method + " " + redact(url), Status: resp.StatusCode, Body: bytes.TrimSpace(msg)}
 	}
 	if out == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
 		return err
 	}
 	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// statusError is a server's non-2xx answer.
+type statusError struct {
+	what   string
+	Status int
+	Body   []byte
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s: status %d: %s", e.what, e.Status, e.Body)
+}
+
+// Name is the answer's CouchDB error name ("" when it has none).
+func (e *statusError) Name() string {
+	var v struct {
+		Error string `json:"error"`
+	}
+	_ = json.Unmarshal(e.Body, &v)
+	return v.Error
 }
 
 // createDB creates a fresh database, deleting an existing one first.

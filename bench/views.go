@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -201,7 +203,7 @@ func (b *bench) viewsPhase(ctx context.Context) error {
 			bd := runs[k].Builds[j]
 			bd.Writes = n
 			c0, t0 := t.cpu(), time.Now()
-			if _, err := t.query(ctx, d.name, d.view, url.Values{"limit": {"0"}}); err != nil {
+			if err := queryUntilBuilt(ctx, t, d, url.Values{"limit": {"0"}}); err != nil {
 				return fmt.Errorf("views: incremental %s on %s: %w", d.name, t.name(), err)
 			}
 			bd.IncrementalMs = float64(time.Since(t0).Microseconds()) / 1000
@@ -227,13 +229,29 @@ func buildView(ctx context.Context, t viewTarget, d viewDDoc, live int) (*ViewBu
 	}
 	bd := &ViewBuild{DDoc: d.name, Reduce: d.reduce}
 	c0, t0 := t.cpu(), time.Now()
-	if _, err := t.query(ctx, d.name, d.view, url.Values{"limit": {"0"}}); err != nil {
+	if err := queryUntilBuilt(ctx, t, d, url.Values{"limit": {"0"}}); err != nil {
 		return nil, err
 	}
 	bd.Seconds = time.Since(t0).Seconds()
 	bd.CPUSeconds = t.cpu() - c0
 	bd.DocsPerSec = float64(live) / bd.Seconds
 	return bd, nil
+}
+
+// viewBuildTries bounds the queries queryUntilBuilt sends.
+const viewBuildTries = 30
+
+// queryUntilBuilt runs a query until it answers: CouchDB answers 500
+// timeout to a query that waits for a build longer than its
+// request_timeout (60 s), and goes on building.
+func queryUntilBuilt(ctx context.Context, t viewTarget, d viewDDoc, q url.Values) error {
+	for try := 1; ; try++ {
+		_, err := t.query(ctx, d.name, d.view, q)
+		var se *statusError
+		if err == nil || try == viewBuildTries || !errors.As(err, &se) || se.Status != http.StatusInternalServerError || se.Name() != "timeout" {
+			return err
+		}
+	}
 }
 
 // timeViewShape runs the shape's queries, each on every contender in turn
