@@ -326,7 +326,7 @@ func writeDocs(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits 
 		old, err := db.Get(ctx, doc.ID, localdb.GetOptions{Rev: parent, Revs: true})
 		switch {
 		case err == nil:
-			if oldDoc, err = old.AppendJSON(nil); err != nil {
+			if oldDoc, err = argJSON(old); err != nil {
 				return nil, nil, err
 			}
 			if newEdits && old.Revisions != nil && len(old.Revisions.IDs) > 0 {
@@ -342,8 +342,32 @@ func writeDocs(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits 
 	if parent == "" {
 		nd.Attachments = attachmentStubs(nd.Attachments, nil)
 	}
-	newDoc, err := nd.AppendJSON(nil)
+	newDoc, err := argJSON(&nd)
 	return newDoc, oldDoc, err
+}
+
+// argJSON encodes a document as CouchDB gives it to a function, which
+// sees the order of its members (JSON.stringify, for-in): _attachments
+// last, after _revisions.
+func argJSON(doc *couchdoc.Doc) (json.RawMessage, error) {
+	if len(doc.Attachments) == 0 {
+		return doc.AppendJSON(nil)
+	}
+	bare := *doc
+	bare.Attachments = nil
+	b, err := bare.AppendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	atts, err := (&couchdoc.Doc{Attachments: doc.Attachments}).AppendJSON(nil) // {"_attachments":{...}}
+	if err != nil {
+		return nil, err
+	}
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	return append(b, atts[1:]...), nil
 }
 
 // attachmentStubs gives the attachments of a write as a validator sees

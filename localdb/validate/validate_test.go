@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -142,5 +143,52 @@ func TestWriteCheckRunsValidators(t *testing.T) {
 	}
 	if ce, ok := res[1].Err().(*couchdoc.Error); !ok || ce.Reason != "bob is no member of tasks" {
 		t.Fatalf("new revision by bob: %+v", res[1])
+	}
+}
+
+// TestValidatorSeesAttachmentStubs: on an update, newDoc carries the
+// parent alone in _revisions, kept attachments as the parent's stubs and
+// new ones as stubs with their length, _attachments last, as CouchDB
+// gives them.
+func TestValidatorSeesAttachmentStubs(t *testing.T) {
+	db := localdbtest.Open(t)
+	v := validate.New(&jsfunc.Options{Timeout: time.Second})
+	defer v.Close()
+	vdu := `function (newDoc) { if (newDoc.echo) throw({forbidden: JSON.stringify([Object.keys(newDoc), newDoc._revisions, newDoc._attachments])}); }`
+	if _, err := db.Put(bg, &couchdoc.Doc{ID: "_design/v", Body: mustJSON(t, map[string]any{"validate_doc_update": vdu})}); err != nil {
+		t.Fatal(err)
+	}
+	rev, err := db.Put(bg, &couchdoc.Doc{ID: "a", Body: json.RawMessage(`{}`),
+		Attachments: map[string]*couchdoc.Attachment{"a.txt": {Name: "a.txt", ContentType: "text/plain", Data: []byte("hello")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := db.Get(bg, "a", localdb.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd := &couchdoc.Doc{ID: "a", Rev: rev, Body: json.RawMessage(`{"echo":true}`), Attachments: map[string]*couchdoc.Attachment{
+		"a.txt": {Name: "a.txt", Stub: true},
+		"b.txt": {Name: "b.txt", ContentType: "text/plain", Data: []byte("hi")},
+	}}
+	err = v.Check(bg, db, upd, true, nil)
+	var ce *couchdoc.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("echo: %v", err)
+	}
+	var got []json.RawMessage
+	if err := json.Unmarshal([]byte(ce.Reason), &got); err != nil || len(got) != 3 {
+		t.Fatalf("reason %q: %v", ce.Reason, err)
+	}
+	gen, hash, _ := couchdoc.ParseRev(rev)
+	want := []string{
+		`["_id","_rev","echo","_revisions","_attachments"]`,
+		fmt.Sprintf(`{"start":%d,"ids":[%q]}`, gen, hash),
+		fmt.Sprintf(`{"a.txt":{"content_type":"text/plain","digest":%q,"length":5,"revpos":1,"stub":true},"b.txt":{"content_type":"text/plain","length":2,"stub":true}}`, old.Attachments["a.txt"].Digest),
+	}
+	for i := range want {
+		if string(got[i]) != want[i] {
+			t.Errorf("argument part %d: %s, want %s", i, got[i], want[i])
+		}
 	}
 }
