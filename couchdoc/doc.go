@@ -107,6 +107,10 @@ type DocResult struct {
 	OK     bool   `json:"ok,omitempty"`
 	Error  string `json:"error,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// ReasonJSON is the reason when it is not a JSON string (an object or
+	// a number a validate_doc_update threw, which CouchDB answers as it
+	// is); Reason then holds its JSON text.
+	ReasonJSON json.RawMessage `json:"-"`
 	// Existing marks a revision stored as it is (new_edits=false) that the
 	// store had already: a success that wrote nothing. Not on the wire.
 	Existing bool `json:"-"`
@@ -119,7 +123,45 @@ type DocResult struct {
 // err itself, so errors.Is tells sentinels apart that share a wire name
 // (ErrDigestMismatch and ErrBadRequest).
 func FailedResult(id string, err *Error) DocResult {
-	return DocResult{ID: id, Error: err.Name, Reason: err.Reason, err: err}
+	return DocResult{ID: id, Error: err.Name, Reason: err.Reason, ReasonJSON: err.ReasonJSON, err: err}
+}
+
+// MarshalJSON writes the result as CouchDB does: a reason that is not a
+// string (ReasonJSON) as it is.
+func (r DocResult) MarshalJSON() ([]byte, error) {
+	type plain DocResult
+	if len(r.ReasonJSON) == 0 {
+		return json.Marshal(plain(r))
+	}
+	p := plain(r)
+	p.Reason = ""
+	return json.Marshal(struct {
+		plain
+		Reason json.RawMessage `json:"reason"`
+	}{p, r.ReasonJSON})
+}
+
+// UnmarshalJSON reads a result whose reason may be any JSON value (a
+// validate_doc_update's object): not a string, it is kept in ReasonJSON
+// and its text in Reason.
+func (r *DocResult) UnmarshalJSON(b []byte) error {
+	type plain DocResult
+	var aux struct {
+		plain
+		Reason json.RawMessage `json:"reason"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*r = DocResult(aux.plain)
+	r.Reason, r.ReasonJSON = "", nil
+	if len(aux.Reason) == 0 || string(aux.Reason) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(aux.Reason, &r.Reason); err != nil {
+		r.Reason, r.ReasonJSON = string(aux.Reason), aux.Reason
+	}
+	return nil
 }
 
 // Err returns the result's error as an *Error, or nil when it succeeded.

@@ -184,7 +184,7 @@ func docResult(id, rev string, err error) couchdoc.DocResult {
 	}
 	// A refused replicated document names its rev, as CouchDB's does.
 	ce := toCouchError(err)
-	return couchdoc.DocResult{ID: id, Rev: rev, Error: ce.Name, Reason: ce.Reason}
+	return couchdoc.DocResult{ID: id, Rev: rev, Error: ce.Name, Reason: ce.Reason, ReasonJSON: ce.ReasonJSON}
 }
 
 // serveRevsDiff is POST /{db}/_revs_diff.
