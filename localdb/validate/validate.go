@@ -24,6 +24,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strconv"
 	"strings"
 	gosync "sync"
@@ -348,7 +349,8 @@ func writeDocs(ctx context.Context, db *localdb.DB, doc *couchdoc.Doc, newEdits 
 
 // argJSON encodes a document as CouchDB gives it to a function, which
 // sees the order of its members (JSON.stringify, for-in): _attachments
-// last, after _revisions.
+// last, after _revisions, each a stub with CouchDB's members in its order
+// (content_type, revpos, digest, length, stub).
 func argJSON(doc *couchdoc.Doc) (json.RawMessage, error) {
 	if len(doc.Attachments) == 0 {
 		return doc.AppendJSON(nil)
@@ -359,15 +361,35 @@ func argJSON(doc *couchdoc.Doc) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	atts, err := (&couchdoc.Doc{Attachments: doc.Attachments}).AppendJSON(nil) // {"_attachments":{...}}
-	if err != nil {
-		return nil, err
-	}
 	b = b[:len(b)-1]
 	if len(b) > 1 {
 		b = append(b, ',')
 	}
-	return append(b, atts[1:]...), nil
+	b = append(b, `"_attachments":{`...)
+	names := make([]string, 0, len(doc.Attachments))
+	for name := range doc.Attachments {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for i, name := range names {
+		a := doc.Attachments[name]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = couchdoc.AppendJSONString(b, name, true)
+		b = append(b, `:{"content_type":`...)
+		b = couchdoc.AppendJSONString(b, a.ContentType, true)
+		b = append(b, `,"revpos":`...)
+		b = strconv.AppendInt(b, int64(a.RevPos), 10)
+		if a.Digest != "" {
+			b = append(b, `,"digest":`...)
+			b = couchdoc.AppendJSONString(b, a.Digest, true)
+		}
+		b = append(b, `,"length":`...)
+		b = strconv.AppendInt(b, a.Length, 10)
+		b = append(b, `,"stub":true}`...)
+	}
+	return append(b, "}}"...), nil
 }
 
 // attachmentStubs gives the attachments of a write as a validator sees
