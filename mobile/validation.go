@@ -27,8 +27,7 @@ func (d *Database) SetValidation(enabled bool, userCtxJSON string) (err error) {
 		return err
 	}
 	if !enabled {
-		d.setValidator(nil, nil)
-		return nil
+		return d.setValidator(nil, nil)
 	}
 	wc := &validate.WriteContext{}
 	if userCtxJSON != "" {
@@ -36,14 +35,22 @@ func (d *Database) SetValidation(enabled bool, userCtxJSON string) (err error) {
 			return err
 		}
 	}
-	d.setValidator(validate.New(nil), wc)
-	return nil
+	return d.setValidator(validate.New(nil), wc)
 }
 
 // setValidator makes v (nil: none) check the store's writes as wc, and
-// closes the validator it replaces.
-func (d *Database) setValidator(v *validate.Validator, wc *validate.WriteContext) {
+// closes the validator it replaces; after Close it closes v and returns
+// errClosed.
+func (d *Database) setValidator(v *validate.Validator, wc *validate.WriteContext) error {
 	d.mu.Lock()
+	if d.closed {
+		// Close ran since the caller's check: it closes the old one.
+		d.mu.Unlock()
+		if v != nil {
+			v.Close()
+		}
+		return errClosed
+	}
 	old := d.validator
 	d.validator = v
 	if v == nil {
@@ -55,4 +62,5 @@ func (d *Database) setValidator(v *validate.Validator, wc *validate.WriteContext
 	if old != nil {
 		old.Close()
 	}
+	return nil
 }

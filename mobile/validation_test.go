@@ -67,3 +67,17 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// TestSetValidationAfterClose: a closed Database refuses SetValidation.
+func TestSetValidationAfterClose(t *testing.T) {
+	d := openTest(t)
+	if err := d.SetValidation(true, `{"name": "ann"}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetValidation(true, ""); ErrorCode(err) != CodeClosed {
+		t.Fatalf("after Close: %v", err)
+	}
+}
