@@ -87,3 +87,40 @@ func TestReplicatorTerminalStates(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicatorMissingFilter: as CouchDB's doc processor, a document
+// whose filter is not in its source is in the error state with CouchDB's
+// reason and has no job; it is retried, and runs once the filter is
+// there.
+func TestReplicatorMissingFilter(t *testing.T) {
+	ts := newReplHub(t, Config{})
+	ts.must(201, "PUT", "/src", nil)
+	ts.putDoc("src", "a", map[string]any{"type": "x"})
+	ts.putDoc("src", "b", map[string]any{"type": "y"})
+	ts.must(201, "PUT", "/_replicator/f", map[string]any{"source": ts.dbURL("src"), "target": ts.dbURL("ftgt"),
+		"create_target": true, "continuous": true, "filter": "f/by_type", "query_params": map[string]string{"type": "x"}})
+	d := ts.waitSchedState("f", "error")
+	src := ts.url + "/src/"
+	want := "Couldn't open document `_design/f` from source database `" + src + "`: {error,<<\"not_found\">>}"
+	if info, _ := d["info"].(map[string]any); info["error"] != want || d["id"] != nil || d["source"] != nil {
+		t.Errorf("entry %v, want error %q", d, want)
+	}
+	if jobs := ts.must(200, "GET", "/_scheduler/jobs", nil).json(t); jobs["total_rows"] != float64(0) {
+		t.Errorf("a document without its filter has a job: %v", jobs)
+	}
+	ts.putDoc("src", "_design/f", map[string]any{"filters": map[string]string{"other": "function(doc) { return true; }"}})
+	testutil.Eventually(t, "a design document without the filter", func() bool {
+		info, _ := ts.schedDoc("f")["info"].(map[string]any)
+		r, _ := info["error"].(string)
+		return strings.HasPrefix(r, "Couldn't parse filter code from document f on `"+src+"`")
+	})
+	rev := ts.must(200, "GET", "/src/_design/f", nil).json(t)["_rev"].(string)
+	ts.must(201, "PUT", "/src/_design/f?rev="+rev, map[string]any{"filters": map[string]string{
+		"by_type": "function(doc, req) { return doc.type === req.query.type; }"}})
+	ts.waitSchedState("f", "running")
+	testutil.Eventually(t, "the filtered job copies a alone", func() bool {
+		r := ts.do("GET", "/ftgt/a", nil)
+		return r.status == 200
+	})
+	ts.wantError(404, "not_found", "GET", "/ftgt/b", nil)
+}

@@ -24,6 +24,11 @@ type docEntry struct {
 	errCount         int
 	info             json.RawMessage
 	started, updated time.Time
+	// filterRepID is the replication of a document whose filter is read
+	// before its job is added (state "initializing", then "error" until
+	// it is found, retried at retryAt).
+	filterRepID string
+	retryAt     time.Time
 }
 
 // applyDocLocked takes a document's new revision into account and
@@ -89,6 +94,22 @@ func (s *Scheduler) applyDocLocked(id, rev string, deleted bool, body []byte) []
 		s.writes = append(s.writes, docWrite{id: id, rev: rev, failed: e.errMsg})
 		return stop
 	}
+	if designFilter(sp) != "" {
+		// As CouchDB's doc processor, the filter is read from the source
+		// before the job is added: a missing one puts the document in
+		// the error state (checkFilters), retried later.
+		e.state, e.repID, e.filterRepID = "initializing", "", repID
+		s.checks = append(s.checks, id)
+		return stop
+	}
+	s.addJobLocked(e, repID)
+	return stop
+}
+
+// addJobLocked makes the job of a document that can run, or fails it as
+// a duplicate of a running replication.
+func (s *Scheduler) addJobLocked(e *docEntry, repID string) {
+	id, rev, sp, now := e.id, e.rev, e.spec, time.Now()
 	if j := s.jobs[repID]; j != nil {
 		by := "a _replicate request"
 		if j.docID != "" {
@@ -102,13 +123,12 @@ func (s *Scheduler) applyDocLocked(id, rev string, deleted bool, body []byte) []
 			// another document's for good.
 			s.writes = append(s.writes, docWrite{id: id, rev: rev, failed: e.errMsg})
 		}
-		return stop
+		return
 	}
-	e.repID = repID
+	e.state, e.repID = "", repID
 	j := &job{id: repID, docID: id, docRev: rev, spec: sp, added: now, updated: now}
 	j.note("added", "", now)
 	s.jobs[repID] = j
-	return stop
 }
 
 // sameSpec reports whether two specs describe the same replication, their

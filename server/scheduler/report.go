@@ -189,6 +189,19 @@ func (s *Scheduler) docLocked(e *docEntry) map[string]any {
 		out["source_proxy"], out["target_proxy"] = nil, nil
 		return out
 	}
+	if e.filterRepID != "" {
+		// Waiting for its filter, the document is the doc processor's,
+		// which shows neither endpoint.
+		delete(out, "source")
+		delete(out, "target")
+		out["node"] = s.cfg.Node
+		out["id"], out["state"], out["error_count"], out["info"] = nil, e.state, e.errCount, nil
+		if e.state == "error" {
+			out["info"] = map[string]string{"error": e.errMsg}
+		}
+		out["start_time"], out["last_updated"] = timeOrNil(e.started), timeOrNil(e.updated)
+		return out
+	}
 	out["id"], out["state"], out["error_count"] = nil, e.state, e.errCount
 	switch e.state {
 	case "completed":

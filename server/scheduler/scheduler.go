@@ -80,6 +80,8 @@ type Scheduler struct {
 	// writes are the document updates the last read decided on, made
 	// once the lock is released.
 	writes []docWrite
+	// checks are the documents whose filter is to be read (checkFilters).
+	checks []string
 }
 
 // docWrite is a state to write into a replication document.
@@ -198,6 +200,9 @@ func (s *Scheduler) loop() {
 		case <-poll.C:
 			s.readDocs(s.ctx)
 		case <-tick.C:
+			s.retryFilters()
+			s.checkFilters(s.ctx)
+			s.flushWrites(s.ctx)
 		}
 		s.schedule()
 	}
@@ -238,14 +243,22 @@ func (s *Scheduler) readDocs(ctx context.Context) {
 	for _, c := range changes {
 		stop = append(stop, s.applyDocLocked(c.id, c.rev, c.deleted, c.body)...)
 	}
-	writes := s.writes
-	s.writes = nil
 	s.mu.Unlock()
 	for _, j := range stop {
 		s.stopJob(j)
 	}
-	// The scheduler reads these writes back as any change: a failed
-	// document is never run, a cleared one is the replication it runs.
+	s.checkFilters(ctx)
+	s.flushWrites(ctx)
+}
+
+// flushWrites makes the document writes decided on. The scheduler reads
+// them back as any change: a failed document is never run, a cleared one
+// is the replication it runs.
+func (s *Scheduler) flushWrites(ctx context.Context) {
+	s.mu.Lock()
+	writes := s.writes
+	s.writes = nil
+	s.mu.Unlock()
 	for _, w := range writes {
 		var err error
 		if w.failed != "" {

@@ -124,6 +124,21 @@ func (db *DB) GetLocal(ctx context.Context, id string) (json.RawMessage, error) 
 	return body, nil
 }
 
+// GetDoc returns the winning revision of the document id as JSON, or
+// couchdoc.ErrNotFound (a replicator reads a design document's filter
+// with it).
+func (db *DB) GetDoc(ctx context.Context, id string) (json.RawMessage, error) {
+	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(id)}
+	_, body, err := db.call(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(body) {
+		return nil, db.malformed(r, errors.New("invalid JSON"))
+	}
+	return body, nil
+}
+
 // PutLocal writes the _local document id (without the prefix); body holds
 // the _rev it replaces, if any. It returns the new rev; a stale _rev is
 // couchdoc.ErrConflict.
