@@ -85,25 +85,22 @@ func (u *unitFiller) flush(ctx context.Context) error {
 const putDocMin = 64 << 10
 
 // writeAlone tells a document to write at once with PutDoc rather than in
-// a _bulk_docs unit: one with an attachment body still to stream, or, for
-// a target that is not an InlineWriter (inlineTarget false), one with at
-// least putDocMin bytes of inline attachments, which base64 in _bulk_docs
-// would inflate. An InlineWriter takes inline bytes in a batch as cheaply
-// as streamed ones, so there only a body still streamed goes alone.
-func writeAlone(doc *couchdoc.Doc, inlineTarget bool) bool {
+// a _bulk_docs unit: one with an attachment body still to stream, or one
+// with more inline attachment bytes than the target takes in a batch: its
+// InlineAttachmentMax (inlineMax, 0 for a target that is not an
+// InlineWriter), or below putDocMin bytes, which base64 in _bulk_docs
+// would inflate little.
+func writeAlone(doc *couchdoc.Doc, inlineMax int64) bool {
 	if hasBody(doc) {
 		return true
 	}
-	if inlineTarget {
-		return false
-	}
-	n := 0
+	var n int64
 	for _, a := range doc.Attachments {
 		if !a.Stub {
-			n += len(a.Data)
+			n += int64(len(a.Data))
 		}
 	}
-	return n >= putDocMin
+	return n > inlineMax && n >= putDocMin
 }
 
 // hasBody reports an attachment body to stream (Attachment.Body).

@@ -205,7 +205,7 @@ func (c *chunkFetch) refetch(ctx context.Context, doc *couchdoc.Doc, key string,
 // the unit.
 func (c *chunkFetch) write(ctx context.Context, doc *couchdoc.Doc, key string) error {
 	r := c.r
-	if writeAlone(doc, c.inlineMax > 0) {
+	if writeAlone(doc, c.inlineMax) {
 		if err := r.putDoc(ctx, doc); err != nil {
 			return c.failed(ctx, doc, key, "target", r.opts.Target, "write document", err)
 		}

@@ -137,19 +137,24 @@ func TestWriteAlone(t *testing.T) {
 		return &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"a": {Data: make([]byte, n)}, "s": {Stub: true, Length: 1 << 30}}}
 	}
 	streamed := &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"a": {Body: strings.NewReader("x")}}}
+	const httpMax = 64 << 10 // sync/couch's InlineMax (that package imports this one)
 	for _, c := range []struct {
-		name         string
-		doc          *couchdoc.Doc
-		inline, want bool
+		name      string
+		doc       *couchdoc.Doc
+		inlineMax int64
+		want      bool
 	}{
-		{"streamed, HTTP target", streamed, false, true},
-		{"streamed, inline target", streamed, true, true},
-		{"64 KiB inline, HTTP target", withData(putDocMin), false, true},
-		{"64 KiB inline, inline target", withData(putDocMin), true, false},
-		{"small inline, HTTP target", withData(100), false, false},
-		{"stubs only", &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"s": {Stub: true, Length: 1 << 30}}}, false, false},
+		{"streamed, not inline", streamed, 0, true},
+		{"streamed, inline target", streamed, 1 << 20, true},
+		{"64 KiB inline, not inline", withData(putDocMin), 0, true},
+		{"64 KiB inline, inline target", withData(putDocMin), 1 << 20, false},
+		{"64 KiB inline, HTTP target", withData(putDocMin), httpMax, false},
+		{"past the HTTP target's max", withData(httpMax + 1), httpMax, true},
+		{"past the local store's max", withData(1<<20 + 1), 1 << 20, true},
+		{"small inline, not inline", withData(100), 0, false},
+		{"stubs only", &couchdoc.Doc{Attachments: map[string]*couchdoc.Attachment{"s": {Stub: true, Length: 1 << 30}}}, 0, false},
 	} {
-		if got := writeAlone(c.doc, c.inline); got != c.want {
+		if got := writeAlone(c.doc, c.inlineMax); got != c.want {
 			t.Errorf("%s: writeAlone = %v, want %v", c.name, got, c.want)
 		}
 	}

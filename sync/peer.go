@@ -78,11 +78,11 @@ type BulkGetter interface {
 }
 
 // InlineWriter is the optional capability of a target that takes inline
-// attachment bytes in BulkDocs as cheaply as streamed ones (the local
-// store: no base64, no request to size). The replicator then reads a
-// document's streamed attachment bodies into memory when they total at
-// most InlineAttachmentMax bytes and writes the document in a batch,
-// instead of alone with PutDoc (a transaction, or a request, each).
+// attachment bytes in BulkDocs (the local store: as cheaply as streamed
+// ones; a remote: small ones, see couch.InlineMax). The replicator then
+// reads a document's streamed attachment bodies into memory when they
+// total at most InlineAttachmentMax bytes and writes the document in a
+// batch, instead of alone with PutDoc (a transaction, or a request, each).
 type InlineWriter interface {
 	InlineAttachmentMax() int64
 }

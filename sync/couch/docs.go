@@ -224,3 +224,17 @@ func hasBodies(doc *couchdoc.Doc) bool {
 	}
 	return false
 }
+
+// InlineMax is the DB's sync.InlineAttachmentMax: documents whose
+// attachment bodies total at most this many bytes are read into memory and
+// written in _bulk_docs (base64) rather than alone in a multipart PUT. A
+// CouchDB cluster answers a multipart PUT only once every copy of the
+// document's shard read the attachments: while a node is down it writes
+// the document but keeps the request open until [couchdb]
+// attachment_writer_timeout (5 min), where _bulk_docs answers at once.
+const InlineMax = 64 << 10
+
+// InlineAttachmentMax makes the DB a sync.InlineWriter (see InlineMax).
+func (db *DB) InlineAttachmentMax() int64 { return InlineMax }
+
+var _ sync.InlineWriter = (*DB)(nil)
