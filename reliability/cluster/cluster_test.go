@@ -13,6 +13,11 @@
 // hold the same leaves, winners and bodies, no revision was written twice
 // locally, the checkpoints are sane, and the replication started again
 // resumes from them and reads nothing.
+//
+// TestClusterHubJobs does the same for a hub (settee serve) whose
+// continuous _replicator jobs push to and pull from the cluster: the jobs
+// never end (_scheduler/docs states are recorded), both sides converge and
+// the hub stores no revision twice.
 package cluster
 
 import (
