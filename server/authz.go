@@ -32,6 +32,10 @@ func (s *Server) permit(p perm, c *call) error {
 		if !u.IsServerAdmin() {
 			return couchdoc.Errorf(couchdoc.ErrUnauthorized, reasonNotServerAdmin)
 		}
+	case permAuthenticated:
+		if u.IsAnonymous() {
+			return couchdoc.Errorf(couchdoc.ErrUnauthorized, "You are not an authenticated user")
+		}
 	case permMember:
 		if c.sec != nil && !c.sec.IsMember(u) {
 			if u.IsAnonymous() {

@@ -56,9 +56,6 @@ var schedulerDifferences = map[string][]string{
 	"POST /_replicate of a replication a _replicator document runs already answers 500 error, naming the document, instead of running it a second time beside it. CouchDB answered the document job's own error (db_not_found), and its _scheduler/jobs no longer lists that job (sched-notarget) afterwards, its document still there; this hub's job goes on with its document.": {
 		"couchdb35-extra/scheduler#84", "couchdb35-extra/scheduler#94",
 	},
-	"POST /_replicate is for server admins: anonymous is told \"You are not a server admin.\" (CouchDB: \"You are not an authenticated user\"), and users who are not admins are refused.": {
-		"couchdb35-extra/scheduler#89",
-	},
 }
 
 // TestCouchDB35Scheduler replays scheduler.json against a hub set up as

@@ -15,7 +15,10 @@ import (
 // serveReplicate is POST /_replicate: a one-shot replication answered
 // when it ends (200 with its history), a continuous one started (202),
 // or one cancelled ("cancel": true), as CouchDB 3.5. Its endpoints are
-// URLs, as in _replicator documents.
+// URLs, as in _replicator documents. Any user who logged in may start one
+// (with the endpoints' own credentials); a replication another user
+// started is only joined or cancelled by a server admin, as CouchDB's
+// check_authorization.
 func (s *Server) serveReplicate(w http.ResponseWriter, r *http.Request, c *call) {
 	switch r.Method {
 	case http.MethodPost:
@@ -41,7 +44,7 @@ func (s *Server) serveReplicate(w http.ResponseWriter, r *http.Request, c *call)
 	if id, ok := req["replication_id"]; ok && cancel {
 		var rid string
 		_ = json.Unmarshal(id, &rid)
-		s.cancelReplication(w, r, rid)
+		s.cancelReplication(w, r, c, rid)
 		return
 	}
 	sp, err := scheduler.ParseSpec(body)
@@ -59,8 +62,14 @@ func (s *Server) serveReplicate(w http.ResponseWriter, r *http.Request, c *call)
 			s.writeError(w, r, err)
 			return
 		}
-		s.cancelReplication(w, r, id)
+		s.cancelReplication(w, r, c, id)
 		return
+	}
+	if id, err := s.sched.ReplicationID(sp); err == nil {
+		if err := s.mayJoin(c, id); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 	}
 	h, err := s.sched.Add(sp, c.auth.User.Name)
 	var dup *scheduler.DuplicateError
@@ -87,7 +96,20 @@ func (s *Server) serveReplicate(w http.ResponseWriter, r *http.Request, c *call)
 	writeJSON(w, http.StatusOK, replicateAnswer(results))
 }
 
-func (s *Server) cancelReplication(w http.ResponseWriter, r *http.Request, id string) {
+// mayJoin refuses a user who is not a server admin a _replicate job
+// another user started.
+func (s *Server) mayJoin(c *call, id string) error {
+	if user, ok := s.sched.ReplicateUser(id); ok && user != c.auth.User.Name && !c.auth.User.IsServerAdmin() {
+		return couchdoc.Errorf(couchdoc.ErrUnauthorized, reasonNotServerAdmin)
+	}
+	return nil
+}
+
+func (s *Server) cancelReplication(w http.ResponseWriter, r *http.Request, c *call, id string) {
+	if err := s.mayJoin(c, id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	if !s.sched.Cancel(id) {
 		s.writeError(w, r, couchdoc.ErrNotFound)
 		return

@@ -66,6 +66,7 @@ func TestReplicatorCredentialsEveryReadPath(t *testing.T) {
 		{"GET", "/_replicator/_all_docs?include_docs=true", nil, nil, true},
 		{"GET", "/_replicator/_all_docs?include_docs=true&attachments=true", nil, nil, true},
 		{"POST", "/_replicator/_all_docs?include_docs=true", map[string]any{"keys": []string{"bobs"}}, nil, true},
+		{"POST", "/_replicator/_all_docs/queries", map[string]any{"queries": []any{map[string]any{"include_docs": true}}}, nil, true},
 		{"GET", "/_replicator/_changes?include_docs=true", nil, nil, true},
 		{"GET", "/_replicator/_changes?include_docs=true&attachments=true&style=all_docs", nil, nil, true},
 		{"GET", "/_replicator/_changes?include_docs=true&feed=longpoll&since=0", nil, nil, true},

@@ -330,6 +330,27 @@ func TestReplicate(t *testing.T) {
 	if jobs := ts.must(200, "GET", "/_scheduler/jobs", nil).json(t); jobs["total_rows"] != float64(0) {
 		t.Errorf("jobs left: %v", jobs)
 	}
+
+	// As CouchDB: any user who logged in may replicate (with the
+	// endpoints' credentials); another user's job is theirs or a server
+	// admin's to cancel; anonymous may not.
+	ts.createUser("bob", "bobpw", nil)
+	ts.createUser("carol", "carolpw", nil)
+	delete(cont, "cancel")
+	ts.user, ts.pass = "bob", "bobpw"
+	id, _ = ts.must(202, "POST", "/_replicate", cont).json(t)["_local_id"].(string)
+	cancel := `{"replication_id":"` + id + `","cancel":true}`
+	ts.user, ts.pass = "carol", "carolpw"
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "POST", "/_replicate", cancel)
+	ts.wantReason(401, "unauthorized", "You are not a server admin.", "POST", "/_replicate", cont)
+	ts.user, ts.pass = "", ""
+	ts.wantReason(401, "unauthorized", "You are not an authenticated user", "POST", "/_replicate", cont)
+	ts.user, ts.pass = "bob", "bobpw"
+	ts.must(200, "POST", "/_replicate", cancel)
+	ts.user, ts.pass = "admin", "adminpw"
+	if jobs := ts.must(200, "GET", "/_scheduler/jobs", nil).json(t); jobs["total_rows"] != float64(0) {
+		t.Errorf("jobs left: %v", jobs)
+	}
 }
 
 // TestReplicatorMaxJobs: past MaxJobs a job waits, pending, and starts

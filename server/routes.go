@@ -28,10 +28,14 @@ const (
 	// refused with 401 "You are not a server or db admin." whoever asks,
 	// as CouchDB's chttpd_auth_request does for compaction and cleanup.
 	permDBAdminUnauthorized
+	// permAuthenticated: any user who logged in (401 "You are not an
+	// authenticated user" for anonymous, as CouchDB's
+	// require_authenticated_user).
+	permAuthenticated
 )
 
 func (p perm) String() string {
-	return [...]string{"public", "server admin", "member", "db admin", "db admin (401)"}[p]
+	return [...]string{"public", "server admin", "member", "db admin", "db admin (401)", "authenticated"}[p]
 }
 
 // call is one request as its handler sees it.
@@ -117,7 +121,7 @@ var routes = []routeRow{
 	{"/_active_tasks", "", permServerAdmin, (*Server).serveActiveTasks},
 	{"/_dbs_info", "", permServerAdmin, (*Server).serveDBsInfo},
 	{"/_scheduler", "", permServerAdmin, (*Server).serveScheduler},
-	{"/_replicate", "", permServerAdmin, (*Server).serveReplicate},
+	{"/_replicate", "", permAuthenticated, (*Server).serveReplicate},
 	{shServer, "", permPublic, (*Server).serveUnknownServer},
 
 	{shDB, http.MethodGet, permMember, (*Server).serveDB},
@@ -210,7 +214,7 @@ var routeIndex = func() map[[2]string]*routeRow {
 // systemOnlyForAdmins are the feeds of a system database (_users,
 // _replicator) that only server admins read, whatever its security
 // object says, as CouchDB.
-var systemOnlyForAdmins = map[string]bool{"/{db}/_all_docs": true, "/{db}/_changes": true}
+var systemOnlyForAdmins = map[string]bool{"/{db}/_all_docs": true, "/{db}/_all_docs/queries": true, "/{db}/_changes": true}
 
 // permOf is the permission a request needs: its row's, or a server
 // admin's for a system database's feeds.

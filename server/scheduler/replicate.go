@@ -83,3 +83,15 @@ func (s *Scheduler) Cancel(id string) bool {
 	s.stopJob(j)
 	return true
 }
+
+// ReplicateUser is the user who started the _replicate job of that id;
+// false when no _replicate job has it.
+func (s *Scheduler) ReplicateUser(id string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := s.jobs[id]
+	if j == nil || j.docID != "" {
+		return "", false
+	}
+	return j.user, true
+}
