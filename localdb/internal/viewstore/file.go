@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	gosync "sync"
 
 	_ "modernc.org/sqlite" // the SQLite driver
 )
@@ -49,7 +50,53 @@ CREATE TABLE IF NOT EXISTS chunks (
 type File struct {
 	db   *sql.DB
 	path string
+	// stmts are the prepared queries, by text: preparing costs a short
+	// query as much as running it.
+	mu    gosync.Mutex
+	stmts map[string]*sql.Stmt
 }
+
+// stmt returns the prepared statement of query q.
+func (f *File) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s := f.stmts[q]; s != nil {
+		return s, nil
+	}
+	s, err := f.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if f.stmts == nil {
+		f.stmts = map[string]*sql.Stmt{}
+	}
+	f.stmts[q] = s
+	return s, nil
+}
+
+func (f *File) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	s, err := f.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// queryRow is QueryRowContext with a prepared statement; a failed
+// preparation comes back from Scan.
+func (f *File) queryRow(ctx context.Context, q string, args ...any) rowScanner {
+	s, err := f.stmt(ctx, q)
+	if err != nil {
+		return errRow{err}
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+type errRow struct{ err error }
+
+func (e errRow) Scan(...any) error { return e.err }
 
 // Open opens (creating it when missing) the view file of signature sig at
 // path; ErrOtherSignature when the file belongs to another signature.
@@ -118,12 +165,20 @@ func (f *File) checkChunks(ctx context.Context) error {
 }
 
 // Close closes the file.
-func (f *File) Close() error { return f.db.Close() }
+func (f *File) Close() error {
+	f.mu.Lock()
+	for _, s := range f.stmts {
+		s.Close()
+	}
+	f.stmts = nil
+	f.mu.Unlock()
+	return f.db.Close()
+}
 
 // Seq returns the store sequence the rows reflect.
 func (f *File) Seq(ctx context.Context) (int64, error) {
 	var seq int64
-	err := f.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'update_seq'").Scan(&seq)
+	err := f.queryRow(ctx, "SELECT value FROM meta WHERE key = 'update_seq'").Scan(&seq)
 	return seq, err
 }
 
@@ -251,7 +306,7 @@ func viewRowsKey(view int) string { return "view_rows:" + strconv.Itoa(view) }
 // (a count of the B-tree would read every row).
 func (f *File) Rows(ctx context.Context, view int) (int64, error) {
 	var n int64
-	err := f.db.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewRowsKey(view)).Scan(&n)
+	err := f.queryRow(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewRowsKey(view)).Scan(&n)
 	return n, err
 }
 
@@ -259,7 +314,7 @@ func (f *File) Rows(ctx context.Context, view int) (int64, error) {
 // (CouchDB's update_seq of a view): 0 when none did.
 func (f *File) ViewSeq(ctx context.Context, view int) (int64, error) {
 	var seq int64
-	err := f.db.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewSeqKey(view)).Scan(&seq)
+	err := f.queryRow(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = ?), 0)", viewSeqKey(view)).Scan(&seq)
 	return seq, err
 }
 

@@ -79,7 +79,7 @@ func (f *File) countBelow(ctx context.Context, view int, b *Bound, incl bool) (i
 	// it are wholly below. (Parameters, not a join: SQLite bounds an index
 	// search by row values only when they are constants.)
 	var c pos
-	err := f.db.QueryRowContext(ctx, "SELECT lo_key, lo_id, lo_n FROM chunks WHERE view = ?1 AND "+lo+" "+op+" "+bound+
+	err := f.queryRow(ctx, "SELECT lo_key, lo_id, lo_n FROM chunks WHERE view = ?1 AND "+lo+" "+op+" "+bound+
 		" ORDER BY lo_key DESC, lo_id DESC, lo_n DESC LIMIT 1", args...).Scan(&c.key, &c.id, &c.n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil // no chunk, no rows
@@ -93,7 +93,7 @@ func (f *File) countBelow(ctx context.Context, view int, b *Bound, incl bool) (i
 	at := fmt.Sprintf("(?%d, ?%d, ?%d)", len(args)+1, len(args)+2, len(args)+3)
 	args = append(args, c.key, c.id, c.n)
 	var n int64
-	err = f.db.QueryRowContext(ctx, `SELECT
+	err = f.queryRow(ctx, `SELECT
 		(SELECT COALESCE(sum(count), 0) FROM chunks WHERE view = ?1 AND (lo_key, lo_id, lo_n) < `+at+`)
 		+ (SELECT count(*) FROM rows WHERE view = ?1 AND (key, docid, n) >= `+at+` AND `+row+` `+op+` `+bound+`)`, args...).Scan(&n)
 	return n, err
@@ -116,7 +116,7 @@ type Summary struct {
 // false or an error. sum may query the file (no statement is open when it
 // is called); fn may not.
 func (f *File) ScanParts(ctx context.Context, r Range, whole func(*Summary) bool, fn func(*Row) (bool, error), sum func(*Summary) (bool, error)) error {
-	list, err := loadChunks(ctx, f.db, r.View)
+	list, err := f.chunksOver(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -173,6 +173,63 @@ func (f *File) ScanParts(ctx context.Context, r Range, whole func(*Summary) bool
 		}
 	}
 	return nil
+}
+
+// chunksOver reads the chunks of r's view that may hold rows of r, in
+// order: from the last one starting below its low key (or the first) to
+// the first one starting above its high key (which bounds the one before
+// it). Empty when the view has none.
+func (f *File) chunksOver(ctx context.Context, r Range) ([]*chunk, error) {
+	low, _, high, _ := r.bounds()
+	where, args := "view = ?1", []any{r.View}
+	if low != nil {
+		var c pos
+		err := f.queryRow(ctx, "SELECT lo_key, lo_id, lo_n FROM chunks WHERE view = ? AND lo_key < ? ORDER BY lo_key DESC, lo_id DESC, lo_n DESC LIMIT 1",
+			r.View, low.Key).Scan(&c.key, &c.id, &c.n)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		if c.key == nil {
+			c.key = []byte{}
+		}
+		where += " AND (lo_key, lo_id, lo_n) >= (?2, ?3, ?4)"
+		args = append(args, c.key, c.id, c.n)
+	}
+	if high != nil {
+		where += fmt.Sprintf(" AND lo_key <= ?%d", len(args)+1)
+		args = append(args, high.Key)
+	}
+	list, err := f.readChunks(ctx, where, args)
+	if err != nil || high == nil || len(list) == 0 {
+		return list, err
+	}
+	last := list[len(list)-1].lo
+	next, err := f.readChunks(ctx, "view = ?1 AND (lo_key, lo_id, lo_n) > (?2, ?3, ?4) ORDER BY lo_key, lo_id, lo_n LIMIT 1", []any{r.View, last.key, last.id, last.n})
+	return append(list, next...), err
+}
+
+// readChunks reads the chunks matching where, in order.
+func (f *File) readChunks(ctx context.Context, where string, args []any) ([]*chunk, error) {
+	if !strings.Contains(where, "ORDER BY") {
+		where += " ORDER BY lo_key, lo_id, lo_n"
+	}
+	rows, err := f.query(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE "+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []*chunk
+	for rows.Next() {
+		c, err := scanChunk(rows)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, c)
+	}
+	return list, rows.Err()
 }
 
 // FirstRow returns the first row of s in the scan order.

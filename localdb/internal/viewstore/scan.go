@@ -95,7 +95,7 @@ func (f *File) Scan(ctx context.Context, r Range, skip int64, fn func(*Row) (boo
 	}
 	q := "SELECT key, docid, kjson, value FROM rows WHERE " + where +
 		" ORDER BY view, key " + order + ", docid " + order + ", n " + order + " LIMIT -1 OFFSET ?"
-	rows, err := f.db.QueryContext(ctx, q, append(args, skip)...)
+	rows, err := f.query(ctx, q, append(args, skip)...)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func (f *File) Scan(ctx context.Context, r Range, skip int64, fn func(*Row) (boo
 func (f *File) Count(ctx context.Context, r Range) (int64, error) {
 	where, args := r.where()
 	var n int64
-	err := f.db.QueryRowContext(ctx, "SELECT count(*) FROM rows WHERE "+where, args...).Scan(&n)
+	err := f.queryRow(ctx, "SELECT count(*) FROM rows WHERE "+where, args...).Scan(&n)
 	return n, err
 }
 
