@@ -143,17 +143,19 @@ func (f *File) init(ctx context.Context, sig string) error {
 // checkChunks rebuilds the chunks of a file whose chunks do not reflect
 // its rows' sequence.
 func (f *File) checkChunks(ctx context.Context) error {
+	const current = "SELECT COALESCE((SELECT value FROM meta WHERE key = 'chunks_seq') = (SELECT value FROM meta WHERE key = 'update_seq'), 0)"
+	// Read first: the transaction below takes the file's write lock.
+	var same bool
+	if err := f.db.QueryRowContext(ctx, current).Scan(&same); err != nil || same {
+		return err
+	}
 	tx, err := f.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var same bool
-	if err := tx.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'chunks_seq') = (SELECT value FROM meta WHERE key = 'update_seq'), 0)").Scan(&same); err != nil {
+	if err := tx.QueryRowContext(ctx, current).Scan(&same); err != nil || same {
 		return err
-	}
-	if same {
-		return nil
 	}
 	if err := rebuildChunks(ctx, tx); err != nil {
 		return fmt.Errorf("rebuild view chunks: %w", err)
