@@ -23,7 +23,7 @@ const ReplicatorDB = "_replicator"
 // newScheduler is the server's scheduler: it runs POST /_replicate's
 // jobs and, on a DataDir server, the documents of _replicator.
 func (s *Server) newScheduler() *scheduler.Scheduler {
-	cfg := scheduler.Config{Database: ReplicatorDB, Logger: s.log, MaxJobs: s.cfg.MaxJobs, RetryDelay: s.cfg.ReplicationRetryDelay}
+	cfg := scheduler.Config{Database: ReplicatorDB, Logger: s.log, MaxJobs: s.cfg.MaxJobs, RetryDelay: s.cfg.ReplicationRetryDelay, Interval: s.cfg.ReplicationInterval}
 	if s.cfg.DataDir != "" {
 		cfg.Docs = replicatorDocs{s}
 	}

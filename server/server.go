@@ -79,6 +79,10 @@ type Config struct {
 	// starts again, doubled at each crash in a row (up to 10 min).
 	// Default 5 s.
 	ReplicationRetryDelay time.Duration
+	// ReplicationInterval is how often, when more jobs wait than MaxJobs
+	// lets run, up to 20 running continuous jobs make way for pending
+	// ones (CouchDB's [replicator] interval and max_churn). Default 60 s.
+	ReplicationInterval time.Duration
 
 	// CORS enables CORS headers; nil disables them.
 	CORS *CORS

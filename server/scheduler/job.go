@@ -22,6 +22,7 @@ type job struct {
 	user   string // who asked, for _replicate; "" for documents
 
 	added, started, updated time.Time
+	lastStarted             time.Time // of the current or last run
 	history                 []historyEntry
 	pid                     string
 
@@ -129,6 +130,7 @@ func (s *Scheduler) startLocked(j *job) error {
 	if j.started.IsZero() {
 		j.started = now
 	}
+	j.lastStarted = now
 	j.note("started", "", now)
 	s.log.Info("replication started", "id", j.id, "doc", j.docID, "source", j.spec.Source.Display(), "target", j.spec.Target.Display())
 	return nil

@@ -48,6 +48,13 @@ type Config struct {
 	// MaxJobs bounds the jobs running at once; the others are pending
 	// (CouchDB's [replicator] max_jobs). Default 500.
 	MaxJobs int
+	// Interval is how often the jobs are rotated when more wait than
+	// MaxJobs lets run: up to MaxChurn of the continuous jobs that have
+	// run longest since their last start stop (pending) and as many
+	// pending ones start, so that every job gets its turn (CouchDB's
+	// [replicator] interval and max_churn). Defaults 60 s and 20.
+	Interval time.Duration
+	MaxChurn int
 	// RetryDelay is the wait before a crashed job starts again, doubled
 	// at each crash in a row up to MaxRetryDelay. Defaults 5 s and 10 min.
 	RetryDelay, MaxRetryDelay time.Duration
@@ -106,6 +113,12 @@ func New(cfg Config) *Scheduler {
 	}
 	if cfg.MaxRetryDelay <= 0 {
 		cfg.MaxRetryDelay = 10 * time.Minute
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Minute
+	}
+	if cfg.MaxChurn <= 0 {
+		cfg.MaxChurn = 20
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = 5 * time.Second
@@ -191,10 +204,14 @@ func (s *Scheduler) loop() {
 	defer poll.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	churn := time.NewTicker(s.cfg.Interval)
+	defer churn.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-churn.C:
+			s.rotate()
 		case <-s.kick:
 			s.readDocs(s.ctx)
 		case <-poll.C:
@@ -305,7 +322,15 @@ func (s *Scheduler) schedule() int {
 	for id := range s.jobs {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(a, b int) bool { return s.jobs[ids[a]].added.Before(s.jobs[ids[b]].added) })
+	// The jobs that waited longest since their last run (never run
+	// first) start first, as CouchDB's start_pending_jobs.
+	sort.Slice(ids, func(a, b int) bool {
+		x, y := s.jobs[ids[a]], s.jobs[ids[b]]
+		if !x.lastStarted.Equal(y.lastStarted) {
+			return x.lastStarted.Before(y.lastStarted)
+		}
+		return x.added.Before(y.added)
+	})
 	started := 0
 	for _, id := range ids {
 		j := s.jobs[id]
