@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/settee/settee/couchdoc"
-	"github.com/settee/settee/internal/mango"
 	"github.com/settee/settee/localdb"
 	"github.com/settee/settee/localdb/internal/viewstore"
 )
@@ -98,7 +97,7 @@ func View(ctx context.Context, db *localdb.DB, ddoc, view string, o *ViewOptions
 	var res *ViewResult
 	if reduce {
 		red := &reducer{src: def.Reduce, lib: dv.Lib, pool: poolFor(db, dv.ID)}
-		res, err = reduceQuery(ctx, f, vi, red, o, viewChunks)
+		res, err = reduceQuery(ctx, f, vi, red, o, !noViewChunks.Load())
 		if errors.Is(err, errNeedRows) {
 			res, err = reduceQuery(ctx, f, vi, red, o, false)
 		}
@@ -259,7 +258,7 @@ func mapQuery(ctx context.Context, db *localdb.DB, f *viewstore.File, vi int, o 
 			return nil, err
 		}
 		before := f.Before
-		if !viewChunks {
+		if noViewChunks.Load() {
 			before = f.BeforeByCount
 		}
 		offset, err := before(ctx, vi, offsetOf, o.Descending)
@@ -295,154 +294,6 @@ func includedDoc(ctx context.Context, db *localdb.DB, id string, value []byte, c
 		return nil, err
 	}
 	return doc.AppendJSON(nil)
-}
-
-// viewChunks says whether queries read the view files' chunk records
-// (offsets, reductions over whole chunks) or only rows; the benchmarks
-// compare the two.
-var viewChunks = true
-
-// reduceQuery reduces the rows of each group. With chunks, a chunk wholly
-// inside a group is reduced from its record (see package viewstore);
-// errNeedRows when a group's rows cannot be reduced with records (the
-// caller asks again without them).
-func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o *ViewOptions, chunks bool) (*ViewResult, error) {
-	rs, err := ranges(vi, o, true)
-	if err != nil {
-		return nil, err
-	}
-	level := o.GroupLevel
-	if level == 0 {
-		level = -1
-	}
-	if o.Group && level < 0 {
-		level = -2 // exact keys
-	}
-	res := &ViewResult{Rows: []ViewRow{}}
-	skip, limit := o.Skip, o.Limit
-	var group []reduceRow
-	var sums []*viewstore.Summary
-	var groupKey, gkBuf, gkBuf2 []byte
-	var groupJS json.RawMessage
-	flush := func() error {
-		if len(group) == 0 && len(sums) == 0 {
-			return nil
-		}
-		defer func() { group, sums = group[:0], sums[:0] }()
-		if skip > 0 {
-			skip--
-			return nil
-		}
-		if limit == 0 {
-			return nil
-		}
-		v, err := red.reduceParts(group, sums)
-		if err != nil {
-			return err
-		}
-		key := groupJS
-		if level < 0 && level != -2 {
-			key = nil
-		}
-		res.Rows = append(res.Rows, ViewRow{Key: key, Value: v})
-		limit--
-		return nil
-	}
-	groupOf := func(dst, key []byte) ([]byte, bool) {
-		switch level {
-		case -1:
-			return nil, true
-		case -2:
-			return key, true
-		}
-		return mango.ViewKeyGroup(dst[:0], key, level)
-	}
-	// next starts a new group at gk unless the rows so far are of it.
-	next := func(gk []byte, first func() (*viewstore.Row, error)) error {
-		if len(group)+len(sums) > 0 && level != -1 && !bytes.Equal(gk, groupKey) {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		if len(group)+len(sums) > 0 {
-			return nil
-		}
-		groupKey = append(groupKey[:0], gk...)
-		if level == -1 {
-			groupJS = nil
-			return nil
-		}
-		row, err := first()
-		if err == nil {
-			groupJS, err = groupJSON(row, level)
-		}
-		return err
-	}
-	whole := func(s *viewstore.Summary) bool {
-		if !chunks || !red.canUse(s) {
-			return false
-		}
-		g1, ok1 := groupOf(gkBuf[:0], s.First)
-		gkBuf = g1
-		g2, ok2 := groupOf(gkBuf2[:0], s.Last)
-		gkBuf2 = g2
-		return ok1 && ok2 && bytes.Equal(g1, g2)
-	}
-	onRow := func(row *viewstore.Row) (bool, error) {
-		gk, ok := groupOf(gkBuf, row.Key)
-		if !ok {
-			return false, fmt.Errorf("view key of %s: not a view key encoding", row.ID)
-		}
-		gkBuf = gk
-		if err := next(gk, func() (*viewstore.Row, error) { return row, nil }); err != nil {
-			return false, err
-		}
-		group = append(group, reduceRow{key: row.Key, kjson: row.KJSON, id: row.ID, value: row.Value})
-		return true, nil
-	}
-	onSum := func(s *viewstore.Summary) (bool, error) {
-		gk, _ := groupOf(gkBuf, s.First)
-		gkBuf = gk
-		if err := next(gk, func() (*viewstore.Row, error) { return f.FirstRow(ctx, s, o.Descending) }); err != nil {
-			return false, err
-		}
-		sums = append(sums, s)
-		return true, nil
-	}
-	for _, r := range rs {
-		if err := f.ScanParts(ctx, r, whole, onRow, onSum); err != nil {
-			return nil, err
-		}
-		// Each key of Keys is its own group when grouping.
-		if o.Keys != nil && level != -1 {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// groupJSON returns the key of a row's group at level (-1: none, -2:
-// exact keys, else the first level elements of an array key) as JSON.
-func groupJSON(row *viewstore.Row, level int) (json.RawMessage, error) {
-	switch {
-	case level == -1:
-		return nil, nil
-	case level == -2 || len(row.KJSON) == 0 || row.KJSON[0] != '[':
-		return row.KJSON, nil
-	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(row.KJSON, &elems); err != nil {
-		return nil, err
-	}
-	if len(elems) > level {
-		elems = elems[:level]
-	}
-	return json.Marshal(elems)
 }
 
 // MarshalJSON writes the answer as CouchDB's _view does.

@@ -12,5 +12,8 @@
 // and value are kept as JSON text beside it. The meta table records the
 // signature and the store sequence the rows reflect; a Batch removes a
 // document's old rows, adds its new ones and moves that sequence in one
-// transaction, so a crash never leaves rows and sequence apart.
+// transaction, so a crash never leaves rows and sequence apart. A second
+// level, the chunks table, records counts and value statistics of runs of
+// rows, kept in the same transactions (see chunks.go): offsets and
+// built-in reductions read it instead of every row.
 package viewstore
