@@ -183,8 +183,10 @@ func (s *Scheduler) Close() error {
 	if cancel == nil {
 		return nil
 	}
-	cancel()
-	s.wg.Wait()
+	// The jobs stop before their context ends, so that each ends its
+	// session as Stop does, with its checkpoint: cancelled first, a
+	// session could end before it recorded the last batch's. Closed, the
+	// scheduler starts no job meanwhile.
 	var wg gosync.WaitGroup
 	for _, j := range jobs {
 		wg.Add(1)
@@ -194,6 +196,8 @@ func (s *Scheduler) Close() error {
 		}()
 	}
 	wg.Wait()
+	cancel()
+	s.wg.Wait()
 	return nil
 }
 
@@ -318,6 +322,9 @@ func (s *Scheduler) schedule() int {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return 0
+	}
 	ids := make([]string, 0, len(s.jobs))
 	for id := range s.jobs {
 		ids = append(ids, id)
