@@ -89,8 +89,9 @@ func (r *Replayer) do(ctx context.Context, e *Exchange) Result {
 	}
 	// Bound every request: a recorded feed by its own duration (plus a
 	// margin for a slower machine when it ended by itself), anything else
-	// by a generous fixed limit.
-	limit := 30 * time.Second
+	// by a generous fixed limit (a first view build under -race on a
+	// loaded machine takes tens of seconds).
+	limit := 120 * time.Second
 	if e.IsFeed() {
 		limit = time.Duration(e.DurationMS)*time.Millisecond + 5*time.Second
 		if e.Aborted || e.Incomplete {
