@@ -158,7 +158,7 @@ func replaySchedScript(t *testing.T, name string, waits map[string]*schedWait, d
 			w = extra
 		}
 		if w != nil {
-			bound := time.Duration(max(w.Seconds, 10) * float64(time.Second))
+			bound := time.Duration(max(w.Seconds, 60) * float64(time.Second)) // generous: a loaded machine, -race
 			for end := time.Now().Add(bound); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 				status, b := send("GET", w.Path, "", nil)
 				var v any
