@@ -6,7 +6,7 @@ var viewGaps = map[string][]string{
 	"_info's signature is an MD5 of Settee's own encoding of the view functions (CouchDB's hashes its Erlang terms), collator_versions is empty (Settee's collation is its own, not ICU's) and waiting_commit is false (nothing is left to commit).": {
 		"couchdb35-extra/views#175", "couchdb35-extra/views#195",
 	},
-	"reduce_limit is not enforced: a JavaScript reduce whose output does not shrink is answered, where CouchDB gives the row a reduce_overflow_error.": {
+	"reduce_limit: the reduce_overflow_error row is given, but the sizes in its reason are those of Settee's reduce batches, not of CouchDB's B-tree nodes.": {
 		"couchdb35-extra/views#218",
 	},
 }

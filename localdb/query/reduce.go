@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -278,6 +279,11 @@ func (r *reducer) reduceJS(rows []reduceRow) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The line CouchDB sends its query server: ["reduce",[src],kvs],
+		// where kvs is [[[key,id],value],...].
+		if err := checkShrinks(len(`["reduce",[],]`)+len(r.src)+keys.Len()+values.Len()+2*len(chunk)-1, r.src, out); err != nil {
+			return nil, err
+		}
 		parts = append(parts, out)
 		if len(rows) == 0 {
 			break
@@ -291,7 +297,35 @@ func (r *reducer) reduceJS(rows []reduceRow) (json.RawMessage, error) {
 	if thrown(err) {
 		return json.RawMessage("null"), nil
 	}
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShrinks(len(`["rereduce",[],]`)+len(r.src)+len(all), r.src, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// overflowError is CouchDB's reduce_overflow_error: a JavaScript reduce
+// whose output does not shrink fast enough (reduce_limit, on by default).
+type overflowError struct{ in, out int }
+
+func (e *overflowError) Error() string {
+	return fmt.Sprintf("Reduce output must shrink more rapidly: input size: %d output size: %d", e.in, e.out)
+}
+
+// checkShrinks applies CouchDB's reduce_limit rule to one call of a
+// reduce: the output line ([out]) longer than 4096 characters and more
+// than half the input line (the call's line less the function's source)
+// is refused. The sizes are of this call's rows, which are not CouchDB's
+// B-tree nodes, so the numbers in the reason differ from CouchDB's.
+func checkShrinks(line int, src string, out json.RawMessage) error {
+	srcJSON, _ := json.Marshal(src)
+	in := line - len(src) + len(srcJSON) - len(src)
+	if o := len(out) + 2; o > 4096 && o*2 > in {
+		return &overflowError{in: in, out: o}
+	}
+	return nil
 }
 
 // thrown reports whether err is a value the function threw, rather than

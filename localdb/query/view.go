@@ -28,6 +28,10 @@ type ViewRow struct {
 	Key   json.RawMessage
 	Value json.RawMessage
 	Doc   json.RawMessage
+	// Error and Reason, when Error is set, stand for Value: the row of a
+	// reduction CouchDB refuses to give (reduce_overflow_error), the last
+	// row of its answer.
+	Error, Reason string
 }
 
 // MarshalJSON writes the row as CouchDB does.
@@ -42,6 +46,16 @@ func (r ViewRow) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteString(`"key":`)
 	b.Write(orNullJSON(r.Key))
+	if r.Error != "" {
+		e, _ := json.Marshal(r.Error)
+		reason, _ := json.Marshal(r.Reason)
+		b.WriteString(`,"error":`)
+		b.Write(e)
+		b.WriteString(`,"reason":`)
+		b.Write(reason)
+		b.WriteByte('}')
+		return b.Bytes(), nil
+	}
 	b.WriteString(`,"value":`)
 	b.Write(orNullJSON(r.Value))
 	if r.Doc != nil {

@@ -52,6 +52,13 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 			return nil
 		}
 		v, err := red.reduceParts(group, sums)
+		var over *overflowError
+		if errors.As(err, &over) {
+			// CouchDB ends the answer with the refused reduction's row.
+			res.Rows = append(res.Rows, ViewRow{Error: "reduce_overflow_error", Reason: over.Error()})
+			limit = 0
+			return nil
+		}
 		if err != nil {
 			return err
 		}
