@@ -292,6 +292,20 @@ func (r *reducer) reduceJS(rows []reduceRow) (json.RawMessage, error) {
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
+	return r.rereduceOn(rt, parts)
+}
+
+// rereduceJS rereduces reductions with the JavaScript reduce.
+func (r *reducer) rereduceJS(parts []json.RawMessage) (json.RawMessage, error) {
+	rt, err := r.pool.Get()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { r.pool.Put(rt) }()
+	return r.rereduceOn(rt, parts)
+}
+
+func (r *reducer) rereduceOn(rt *jsfunc.Runtime, parts []json.RawMessage) (json.RawMessage, error) {
 	all, _ := json.Marshal(parts)
 	out, err := rt.Reduce(r.src, r.lib, nil, all, true)
 	if thrown(err) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/settee/settee/internal/mango"
@@ -122,11 +123,35 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 		group = append(group, reduceRow{key: row.Key, kjson: row.KJSON, id: row.ID, value: row.Value})
 		return true, nil
 	}
+	seq := int64(-1)
 	onSum := func(s *viewstore.Summary) (bool, error) {
 		gk, _ := groupOf(gkBuf, s.First)
 		gkBuf = gk
 		if err := next(gk, func() (*viewstore.Row, error) { return f.FirstRow(ctx, s, o.Descending) }); err != nil {
 			return false, err
+		}
+		if red.isJS() {
+			if limit == 0 {
+				return false, nil // nothing more is answered
+			}
+			if seq < 0 {
+				var err error
+				if seq, err = f.Seq(ctx); err != nil {
+					return false, err
+				}
+			}
+			err := red.reduceChunk(ctx, f, s, seq)
+			var over *overflowError
+			if errors.As(err, &over) {
+				// The group's reduction is refused: its row ends the answer.
+				group, sums = group[:0], sums[:0]
+				res.Rows = append(res.Rows, ViewRow{Error: "reduce_overflow_error", Reason: over.Error()})
+				limit = 0
+				return false, nil
+			}
+			if err != nil {
+				return false, err
+			}
 		}
 		sums = append(sums, s)
 		return true, nil
@@ -182,13 +207,57 @@ func (r *reducer) canUse(s *viewstore.Summary) bool {
 	case "_sum", "_stats":
 		return s.Stats.Numeric
 	}
-	return false
+	return r.isJS()
+}
+
+// isJS says whether r is a JavaScript reduce.
+func (r *reducer) isJS() bool { return !builtinReduces[r.src] && !strings.HasPrefix(r.src, "_") }
+
+// reduceChunk sets s.Reduced to the JavaScript reduction of chunk s's
+// rows, kept by the file between queries.
+func (r *reducer) reduceChunk(ctx context.Context, f *viewstore.File, s *viewstore.Summary, seq int64) error {
+	if v, ok := f.Reduction(s, seq); ok {
+		s.Reduced = v
+		return nil
+	}
+	rows := make([]reduceRow, 0, s.Count)
+	err := f.ChunkRows(ctx, s, func(row *viewstore.Row) (bool, error) {
+		rows = append(rows, reduceRow{key: row.Key, kjson: row.KJSON, id: row.ID, value: row.Value})
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	v, err := r.reduceJS(rows)
+	if err != nil {
+		return err
+	}
+	f.KeepReduction(s, seq, v)
+	s.Reduced = v
+	return nil
 }
 
 // reduceParts reduces a group of rows and chunk records (see canUse).
 func (r *reducer) reduceParts(rows []reduceRow, sums []*viewstore.Summary) (json.RawMessage, error) {
 	if len(sums) == 0 {
 		return r.reduce(rows)
+	}
+	if r.isJS() {
+		var parts []json.RawMessage
+		if len(rows) > 0 {
+			v, err := r.reduceJS(rows)
+			if err != nil {
+				return nil, err
+			}
+			parts = append(parts, v)
+		}
+		for _, s := range sums {
+			parts = append(parts, s.Reduced)
+		}
+		if len(parts) == 1 {
+			return parts[0], nil
+		}
+		return r.rereduceJS(parts)
 	}
 	var st stats
 	if r.src != "_count" {

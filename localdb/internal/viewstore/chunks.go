@@ -252,12 +252,14 @@ func (b *Batch) saveChunks() error {
 			vc.removed = append(vc.removed, c.lo)
 		}
 		for _, p := range vc.removed {
+			b.changed = append(b.changed, posKey(view, &p))
 			if _, err := b.tx.ExecContext(b.ctx, "DELETE FROM chunks WHERE view = ? AND lo_key = ? AND lo_id = ? AND lo_n = ?", view, p.key, p.id, p.n); err != nil {
 				return err
 			}
 		}
 		for _, c := range vc.list {
 			if c.changed {
+				b.changed = append(b.changed, posKey(view, &c.lo))
 				if err := writeChunk(b.ctx, b.tx, view, c); err != nil {
 					return err
 				}

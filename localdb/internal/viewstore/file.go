@@ -54,6 +54,7 @@ type File struct {
 	// query as much as running it.
 	mu    gosync.Mutex
 	stmts map[string]*sql.Stmt
+	reds  reductions // guarded by mu
 }
 
 // stmt returns the prepared statement of query q.
@@ -203,6 +204,11 @@ type Batch struct {
 	del, ins *sql.Stmt
 	// rows is how many rows each view gained (or lost) in the batch.
 	rows map[int]int64
+	// f and from: the file and its sequence when the batch began (for
+	// its cached reductions); changed, the chunks the batch changed.
+	f       *File
+	from    int64
+	changed []string
 }
 
 // Begin starts an update transaction.
@@ -211,8 +217,12 @@ func (f *File) Begin(ctx context.Context) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Batch{ctx: ctx, tx: tx, rows: map[int]int64{}, chunks: map[int]*viewChunks{}}
-	if b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view, key, n"); err == nil {
+	b := &Batch{ctx: ctx, tx: tx, rows: map[int]int64{}, chunks: map[int]*viewChunks{}, f: f}
+	err = tx.QueryRowContext(ctx, "SELECT COALESCE((SELECT value FROM meta WHERE key = 'update_seq'), 0)").Scan(&b.from)
+	if err == nil {
+		b.del, err = tx.PrepareContext(ctx, "DELETE FROM rows WHERE docid = ? RETURNING view, key, n")
+	}
+	if err == nil {
 		b.ins, err = tx.PrepareContext(ctx, "INSERT OR REPLACE INTO rows (view, key, docid, n, kjson, value) VALUES (?, ?, ?, ?, ?, ?)")
 	}
 	if err != nil {
@@ -297,7 +307,11 @@ func (b *Batch) Commit(seq int64, viewSeqs map[int]int64) error {
 			return err
 		}
 	}
-	return b.tx.Commit()
+	if err := b.tx.Commit(); err != nil {
+		return err
+	}
+	b.f.forget(b.from, seq, b.changed)
+	return nil
 }
 
 func viewSeqKey(view int) string { return "view_seq:" + strconv.Itoa(view) }

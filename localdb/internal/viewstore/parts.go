@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -106,8 +107,10 @@ type Summary struct {
 	Count       int64
 	First, Last []byte
 	Stats       Stats
-	view        int
-	lo, hi      *pos
+	// Reduced is the chunk's JavaScript reduction, set by the caller.
+	Reduced json.RawMessage
+	view    int
+	lo, hi  *pos
 }
 
 // ScanParts reads the rows of r in order as Scan does, except that for a
