@@ -173,7 +173,12 @@ func scanChunk(rows *sql.Rows) (*chunk, error) {
 
 // loadChunks reads the chunks of view in order.
 func loadChunks(ctx context.Context, q querier, view int) ([]*chunk, error) {
-	rows, err := q.QueryContext(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE view = ? ORDER BY lo_key, lo_id, lo_n", view)
+	return scanChunks(q.QueryContext(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE view = ? ORDER BY lo_key, lo_id, lo_n", view))
+}
+
+// scanChunks reads the chunks a query of chunkColumns returns, and closes
+// its rows.
+func scanChunks(rows *sql.Rows, err error) ([]*chunk, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -219,20 +219,7 @@ func (f *File) readChunks(ctx context.Context, where string, args []any) ([]*chu
 	if !strings.Contains(where, "ORDER BY") {
 		where += " ORDER BY lo_key, lo_id, lo_n"
 	}
-	rows, err := f.query(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE "+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var list []*chunk
-	for rows.Next() {
-		c, err := scanChunk(rows)
-		if err != nil {
-			return nil, err
-		}
-		list = append(list, c)
-	}
-	return list, rows.Err()
+	return scanChunks(f.query(ctx, "SELECT "+chunkColumns+" FROM chunks WHERE "+where, args...))
 }
 
 // FirstRow returns the first row of s in the scan order.
