@@ -4,77 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os/exec"
 	"regexp"
 	"strings"
-	gosync "sync"
 	"syscall"
 	"testing"
 
 	"github.com/settee/settee/internal/testpeer"
 	"github.com/settee/settee/internal/testutil"
 )
-
-// writeCounter is a reverse proxy that counts, per document revision,
-// how many times _bulk_docs requests carried it.
-type writeCounter struct {
-	mu     gosync.Mutex
-	writes map[string]int // "id rev"
-}
-
-func (c *writeCounter) twice() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	for k, n := range c.writes {
-		if n > 1 {
-			out = append(out, fmt.Sprintf("%s (%d times)", k, n))
-		}
-	}
-	return out
-}
-
-func (c *writeCounter) total() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.writes)
-}
-
-func newWriteCounter(t *testing.T, target string) (*writeCounter, string) {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &writeCounter{writes: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/_bulk_docs") {
-			body, _ := io.ReadAll(r.Body)
-			var req struct {
-				Docs []struct {
-					ID  string `json:"_id"`
-					Rev string `json:"_rev"`
-				} `json:"docs"`
-			}
-			_ = json.Unmarshal(body, &req)
-			c.mu.Lock()
-			for _, d := range req.Docs {
-				c.writes[d.ID+" "+d.Rev]++
-			}
-			c.mu.Unlock()
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			r.ContentLength = int64(len(body))
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ps.Close)
-	return c, ps.URL
-}
 
 var resumedRE = regexp.MustCompile(`resumed (\d+) replication`)
 
@@ -87,7 +26,8 @@ var resumedRE = regexp.MustCompile(`resumed (\d+) replication`)
 func TestHubJobsSurviveSIGKILL(t *testing.T) {
 	pouch := testpeer.PouchDB(t)
 	pouch.CreateDB(t, "cloud")
-	counter, proxyURL := newWriteCounter(t, pouch.URL)
+	counter := testutil.NewBulkDocsCounter(t, pouch.URL)
+	proxyURL := counter.URL
 	dir := t.TempDir()
 	port := testpeer.FreePort(t)
 	root := fmt.Sprintf("http://127.0.0.1:%d", port)
@@ -160,10 +100,10 @@ func TestHubJobsSurviveSIGKILL(t *testing.T) {
 		t.Errorf("settee replications shows a password:\n%s", list)
 	}
 	failsWith(t, cli(t, nil, "replications", root), exitAuth, "admin")
-	if n := counter.total(); n < 3300 {
+	if n, _ := counter.Counts(); n < 3300 {
 		t.Errorf("the proxy saw %d revisions written, want the hub's 3300", n)
 	}
-	if twice := counter.twice(); len(twice) > 0 {
+	if twice := counter.Twice(); len(twice) > 0 {
 		t.Errorf("%d revisions written twice to pouchdb-server, such as %v", len(twice), twice[:min(3, len(twice))])
 	}
 }

@@ -1,20 +1,14 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math/rand"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"slices"
 	"strings"
-	gosync "sync"
 	"testing"
 	"time"
 
@@ -115,7 +109,7 @@ func runHub(t *testing.T, e env, sc hubScenario, killed int) hubFigures {
 	if st := testutil.DoJSON(ctx, t, "PUT", hubDB, nil, nil); st != http.StatusCreated {
 		t.Fatalf("create the hub's database: %d", st)
 	}
-	pulled := newRevCounter(t, root)
+	pulled := testutil.NewBulkDocsCounter(t, root)
 
 	rng := rand.New(rand.NewSource(int64(len(sc.name))))
 	gen := func(prefix string, n int) []*couchdoc.Doc { return rtest.Gen(rng, prefix, n, false, false) }
@@ -126,7 +120,7 @@ func runHub(t *testing.T, e env, sc hubScenario, killed int) hubFigures {
 
 	jobs := map[string]map[string]any{
 		"push": {"source": hubDB, "target": cloud, "continuous": true},
-		"pull": {"source": cloud, "target": pulled.url + "/hub", "continuous": true},
+		"pull": {"source": cloud, "target": pulled.URL + "/hub", "continuous": true},
 	}
 	for id, doc := range jobs {
 		if sc.interval > 0 {
@@ -221,7 +215,7 @@ func runHub(t *testing.T, e env, sc hubScenario, killed int) hubFigures {
 	if info.UpdateSeq > int64(a.Leaves()) {
 		t.Errorf("hub update_seq %d > %d leaves: a revision was written twice", info.UpdateSeq, a.Leaves())
 	}
-	f.PulledRevs, f.PulledAgain = pulled.counts()
+	f.PulledRevs, f.PulledAgain = pulled.Counts()
 	return f
 }
 
@@ -248,55 +242,4 @@ func crashes(ctx context.Context, t *testing.T, root string) map[string]int {
 		}
 	}
 	return out
-}
-
-// revCounter is a reverse proxy in front of the hub that counts, per
-// document revision, how many times _bulk_docs requests carried it.
-type revCounter struct {
-	url    string // with the admin's credentials
-	mu     gosync.Mutex
-	writes map[string]int
-}
-
-func newRevCounter(t *testing.T, root string) *revCounter {
-	u, err := url.Parse(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &revCounter{writes: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/_bulk_docs") {
-			body, _ := io.ReadAll(r.Body)
-			var req struct {
-				Docs []struct {
-					ID  string `json:"_id"`
-					Rev string `json:"_rev"`
-				} `json:"docs"`
-			}
-			_ = json.Unmarshal(body, &req)
-			c.mu.Lock()
-			for _, d := range req.Docs {
-				c.writes[d.ID+" "+d.Rev]++
-			}
-			c.mu.Unlock()
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(ps.Close)
-	c.url = strings.Replace(ps.URL, "http://", "http://"+u.User.String()+"@", 1)
-	return c
-}
-
-// counts is how many revisions were written, and how many more than once.
-func (c *revCounter) counts() (revs, again int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, n := range c.writes {
-		if n > 1 {
-			again++
-		}
-	}
-	return len(c.writes), again
 }
