@@ -113,15 +113,7 @@ func (db *DB) Create(ctx context.Context) error {
 // GetLocal returns the _local document id (without the "_local/" prefix)
 // as JSON, or couchdoc.ErrNotFound.
 func (db *DB) GetLocal(ctx context.Context, id string) (json.RawMessage, error) {
-	r := &request{method: http.MethodGet, path: "/" + wire.EscapeDocID(couchdoc.LocalPrefix+id)}
-	_, body, err := db.call(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	if !json.Valid(body) {
-		return nil, db.malformed(r, errors.New("invalid JSON"))
-	}
-	return body, nil
+	return db.GetDoc(ctx, couchdoc.LocalPrefix+id)
 }
 
 // GetDoc returns the winning revision of the document id as JSON, or
