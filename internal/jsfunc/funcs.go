@@ -2,6 +2,7 @@ package jsfunc
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -76,19 +77,54 @@ func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj 
 	if err != nil {
 		return err
 	}
-	// Only the arguments the function can see are sent (and parsed).
+	args, proj := v.args(newDoc, oldDoc, userCtx, secObj, !r.whole)
+	_, err = r.call("__validate", v.n, string(args), proj)
+	switch {
+	case errors.Is(err, errNeedFull):
+		args, _ = v.args(newDoc, oldDoc, userCtx, secObj, false)
+		_, err = r.call("__validate", v.n, string(args), 0)
+	case errors.Is(err, errNeedFresh):
+		// The function changed this engine before it was stopped: it runs
+		// again in a new one, as after a restart of CouchDB's query
+		// server, and this one is dropped.
+		r.broken = true
+		r.Close()
+		fresh, err := New(&r.opts)
+		if err != nil {
+			return err
+		}
+		defer fresh.Close()
+		fresh.whole = true
+		return fresh.Validate(source, ddoc, newDoc, oldDoc, userCtx, secObj)
+	}
+	return err
+}
+
+// args is the JSON array of the arguments v can see (the others are
+// neither sent nor parsed), each with only the members it names when
+// project is set and project.go could tell them; proj has bit i set when
+// argument i was cut so.
+func (v *validatorReg) args(newDoc, oldDoc, userCtx, secObj json.RawMessage, project bool) ([]byte, int) {
 	n := len(newDoc) + len(oldDoc) + len(userCtx) + len(secObj) + 4*len("null") + 5
 	args := make([]byte, 0, n)
 	args = append(args, '[')
-	for i, a := range [][]byte{newDoc, oldDoc, userCtx, secObj}[:v.args] {
+	proj := 0
+	var cut []byte
+	for i, a := range [][]byte{newDoc, oldDoc, userCtx, secObj}[:v.seen] {
 		if i > 0 {
 			args = append(args, ',')
 		}
-		args = appendASCII(args, orNull(a))
+		a = orNull(a)
+		if project && v.members[i] != nil && string(a) != "null" {
+			var ok bool
+			if cut, ok = appendMembers(cut[:0], a, v.members[i]); ok {
+				a = cut
+				proj |= 1 << i
+			}
+		}
+		args = appendASCII(args, a)
 	}
-	args = append(args, ']')
-	_, err = r.call("__validate", v.n, string(args))
-	return err
+	return append(args, ']'), proj
 }
 
 // appendASCII appends JSON text with every non-ASCII character escaped
@@ -125,8 +161,12 @@ func appendASCII(dst, src []byte) []byte {
 }
 
 // validatorReg is a validate_doc_update registered in a runtime: its
-// number there, and how many of its arguments it can see.
-type validatorReg struct{ n, args int }
+// number there, how many of its arguments it can see, and the members of
+// each it names (nil: it may see the whole object).
+type validatorReg struct {
+	n, seen int
+	members [4][]string
+}
 
 // maxValidators bounds the validators a runtime keeps registered: past
 // it (design documents edited many times), they are all dropped.
@@ -149,11 +189,21 @@ func (r *Runtime) validator(source string, ddoc json.RawMessage) (validatorReg, 
 	if err != nil {
 		return validatorReg{}, err
 	}
-	var reg [2]int
-	if err := json.Unmarshal(ok, &reg); err != nil || reg[1] < 0 || reg[1] > 4 {
+	var reg [3]json.RawMessage
+	v := validatorReg{}
+	var text string
+	if err = json.Unmarshal(ok, &reg); err == nil {
+		err = errors.Join(json.Unmarshal(reg[0], &v.n), json.Unmarshal(reg[1], &v.seen), json.Unmarshal(reg[2], &text))
+	}
+	if err != nil || v.seen < 0 || v.seen > 4 {
 		return validatorReg{}, fmt.Errorf("decode validator registration %s: %v", ok, err)
 	}
-	v := validatorReg{n: reg[0], args: reg[1]}
+	if v.members = membersRead(text); v.members[0] != nil || v.members[1] != nil || v.members[2] != nil || v.members[3] != nil {
+		names, _ := json.Marshal(v.members)
+		if _, err := r.call("__setMembers", v.n, string(names)); err != nil {
+			return validatorReg{}, err
+		}
+	}
 	if r.validators == nil {
 		r.validators = map[string]map[string]validatorReg{}
 	}

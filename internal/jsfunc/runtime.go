@@ -3,6 +3,7 @@ package jsfunc
 import (
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,6 +59,9 @@ type Runtime struct {
 	// the engine, by source and design document (funcs.go).
 	validators  map[string]map[string]validatorReg
 	nValidators int
+	// whole turns off project.go's cut of the arguments (tests compare
+	// the two).
+	whole bool
 	// broken is set when a call failed in a way that leaves the engine's
 	// state unknown; the runtime is then closed.
 	broken bool
@@ -94,15 +98,29 @@ func New(opts *Options) (*Runtime, error) {
 }
 
 // entryPoints are the functions of sandbox.js that call runs.
-var entryPoints = []string{"__check", "__setMaps", "__map", "__reduce", "__setValidator", "__resetValidators", "__validate", "__filter"}
+var entryPoints = []string{"__check", "__setMaps", "__map", "__reduce", "__setValidator", "__resetValidators", "__setMembers", "__validate", "__filter"}
 
 // okTrue is what sandbox.js answers for a call that returned true and
 // logged nothing, without encoding it.
 const okTrue = `{"ok":true}`
 
-// Close frees the runtime.
+// fullAnswer and freshAnswer are sandbox.js's __validate asking for the
+// whole documents (project.go): before the function ran, or after it was
+// stopped, in a fresh engine.
+const (
+	fullAnswer  = `{"full":true}`
+	freshAnswer = `{"full":"fresh"}`
+)
+
+// errNeedFull and errNeedFresh are those answers as errors.
+var (
+	errNeedFull  = errors.New("jsfunc: validator needs the whole documents")
+	errNeedFresh = errors.New("jsfunc: validator needs the whole documents in a fresh engine")
+)
+
+// Close frees the runtime; a nil runtime has nothing to free.
 func (r *Runtime) Close() error {
-	if r.vm == nil {
+	if r == nil || r.vm == nil {
 		return nil
 	}
 	// The engine must hold no reference of ours when it closes.
@@ -150,6 +168,12 @@ func (r *Runtime) call(fn string, args ...any) (json.RawMessage, error) {
 	}
 	if s == okTrue {
 		return json.RawMessage("true"), nil
+	}
+	switch s {
+	case fullAnswer:
+		return nil, errNeedFull
+	case freshAnswer:
+		return nil, errNeedFresh
 	}
 	var t thrown
 	if err := json.Unmarshal([]byte(s), &t); err != nil {

@@ -181,31 +181,79 @@ function __argsSeen(f) {
   if (!/^function\b/.test(head) || head.indexOf(")") < 0 || /=|\.\.\./.test(head) || /\barguments\b|\beval\b/.test(t)) return 4;
   return Math.max(0, Math.min(4, f.length));
 }
-// __setValidator registers a validate_doc_update; ok is [number, args seen].
+// __setValidator registers a validate_doc_update; ok is [number, args
+// seen, the function's text] (project.go reads which members it uses).
 function __setValidator(source, ddocJSON) {
   try {
     var f = __compile(source);
     __useRoot(ddocJSON);
-    __validators.push({ f: f, ddoc: __designDoc(ddocJSON), require: require });
-    return __result([__validators.length - 1, __argsSeen(f)]);
+    __validators.push({ f: f, ddoc: __designDoc(ddocJSON), require: require, absent: [null, null, null, null] });
+    return __result([__validators.length - 1, __argsSeen(f), Function.prototype.toString.call(f)]);
   } catch (e) { return __failure(e); }
 }
 function __resetValidators() { __validators = []; return __result(true); }
+
+// A document sent with only the members a validator names (project.go)
+// gets a prototype with an accessor for each of them: it answers for a
+// member the document lacks as Object.prototype would. When
+// Object.prototype has one of those names (what it holds could see the
+// object itself), the whole documents are needed: __validate asks for them
+// before the function runs, or, when the name appeared while it ran, stops
+// it (__needFull) and asks for them in a fresh engine, where the
+// function's own changes to this one are undone.
+var __objectProto = Object.prototype, __needFull = false, __fullMarker = {};
+function __absentProto(names) {
+  var p = {};
+  names.forEach(function (name) {
+    Object.defineProperty(p, name, {
+      get: function () {
+        if (name in __objectProto) { __needFull = true; throw __fullMarker; }
+        return undefined;
+      },
+      set: function (value) {
+        if (name in __objectProto) { __needFull = true; throw __fullMarker; }
+        Object.defineProperty(this, name, { value: value, writable: true, enumerable: true, configurable: true });
+      }
+    });
+  });
+  return p;
+}
+// __setMembers gives validator n the member names of each argument that
+// Go sends alone (names or null, for each of the four).
+function __setMembers(n, namesJSON) {
+  var names = JSON.parse(namesJSON), v = __validators[n];
+  v.names = [];
+  for (var i = 0; i < 4; i++) {
+    v.absent[i] = names[i] === null ? null : __absentProto(names[i]);
+    if (names[i] !== null) v.names = v.names.concat(names[i]);
+  }
+  return __result(true);
+}
+var __fullAnswer = '{"full":true}', __freshAnswer = '{"full":"fresh"}';
 // __validate runs validator n on argsJSON, [newDoc, oldDoc, userCtx,
-// secObj] or its first elements (one parse, not four); ok is true when
-// the write may go on. What it throws is answered as CouchDB 3.5 answers
-// it: forbidden and unauthorized as given, a string or another object's
-// first value as unknown_error, an Error by its name with CouchDB's empty
-// reason.
-function __validate(n, argsJSON) {
+// secObj] or its first elements (one parse, not four); bit i of proj says
+// that argument i holds only the members the function names (see above
+// for the answers asking for them all). ok is true
+// when the write may go on. What it throws is answered as CouchDB 3.5
+// answers it: forbidden and unauthorized as given, a string or another
+// object's first value as unknown_error, an Error by its name with
+// CouchDB's empty reason.
+function __validate(n, argsJSON, proj) {
   var v = __validators[n];
   try {
     require = v.require;
+    if (proj !== 0) {
+      for (var k = 0; k < v.names.length; k++) if (v.names[k] in __objectProto) return __fullAnswer;
+    }
     var a = JSON.parse(argsJSON);
+    __needFull = false;
+    for (var i = 0; proj !== 0; i++, proj >>= 1) if (proj & 1) Object.setPrototypeOf(a[i], v.absent[i]);
     v.f.call(v.ddoc, a[0], a[1], a[2], a[3]);
+    if (__needFull) { __logs = []; return __freshAnswer; }
     return __result(true);
   } catch (e) {
     __fatal(e);
+    if (__needFull) { __logs = []; return __freshAnswer; }
     var r;
     if (e instanceof Error) r = { error: e.name, reason: "{[]}" };
     else if (e && typeof e === "object" && !Array.isArray(e)) {

@@ -1,0 +1,289 @@
+package jsfunc
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// A validate_doc_update that reads a few members of a large document pays
+// for the engine's parse of all of it. When the function's own text shows
+// every use of its newDoc parameter (or another) to be a read or write of
+// a named member (newDoc.type), only those members are sent: the function
+// cannot tell. sandbox.js then gives the sent object a prototype whose
+// accessors catch a named member the document lacks, and asks for the
+// whole document when Object.prototype has that name (a getter there would
+// see the object itself); the call is then made again with everything.
+
+// protoNames are Object.prototype's own properties in QuickJS: reading one
+// of them through the document reaches a function that can see the object
+// (newDoc.hasOwnProperty), so a function naming one is sent everything.
+var protoNames = map[string]bool{
+	"constructor": true, "__proto__": true, "toString": true, "toLocaleString": true,
+	"valueOf": true, "hasOwnProperty": true, "isPrototypeOf": true, "propertyIsEnumerable": true,
+	"__defineGetter__": true, "__defineSetter__": true, "__lookupGetter__": true, "__lookupSetter__": true,
+}
+
+// membersRead returns, for each of a function's four parameters (newDoc,
+// oldDoc, userCtx, secObj), the names of the members its text can reach through
+// it, or nil when it may reach the object itself. fn is the function's
+// text as the engine keeps it. Anything the scan does not understand
+// (comments or escapes around a use, computed members, the parameter
+// passed, compared or returned) is a use of the object itself.
+func membersRead(fn string) [4][]string {
+	var out [4][]string
+	params, body, ok := splitFunction(fn)
+	if !ok || strings.Contains(body, `\u`) || hasWord(body, "arguments") || hasWord(body, "eval") {
+		return out
+	}
+	for i := 0; i < 4 && i < len(params); i++ {
+		dup := false
+		for j, p := range params {
+			dup = dup || (j != i && p == params[i])
+		}
+		if !dup {
+			out[i] = namesAfter(body, params[i])
+		}
+	}
+	return out
+}
+
+// splitFunction splits `function name(a, b) { body }` into its parameter
+// names and the text from its body's brace on; ok is false for any other
+// form (arrow functions, defaults, destructuring, comments in the head).
+func splitFunction(fn string) (params []string, body string, ok bool) {
+	s, found := strings.CutPrefix(fn, "function")
+	if !found {
+		return nil, "", false
+	}
+	open := strings.IndexByte(s, '(')
+	if open < 0 {
+		return nil, "", false
+	}
+	if name := strings.TrimSpace(s[:open]); name != "" && !isIdent(name) {
+		return nil, "", false
+	}
+	end := strings.IndexByte(s[open:], ')')
+	if end < 0 {
+		return nil, "", false
+	}
+	list, rest := s[open+1:open+end], strings.TrimLeft(s[open+end+1:], " \t\r\n")
+	if !strings.HasPrefix(rest, "{") {
+		return nil, "", false
+	}
+	if strings.TrimSpace(list) != "" {
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			if !isIdent(p) {
+				return nil, "", false
+			}
+			params = append(params, p)
+		}
+	}
+	return params, rest, true
+}
+
+// namesAfter returns the member names that follow every occurrence of the
+// word param in body (param.name), or nil when one occurrence is anything
+// else or names a member of Object.prototype.
+func namesAfter(body, param string) []string {
+	names := []string{}
+	for i := 0; ; {
+		k := strings.Index(body[i:], param)
+		if k < 0 {
+			return names
+		}
+		at := i + k
+		i = at + len(param)
+		if (at > 0 && isWordByte(body[at-1])) || (i < len(body) && isWordByte(body[i])) {
+			continue
+		}
+		j := skipSpace(body, i)
+		if j == len(body) || body[j] != '.' {
+			return nil
+		}
+		j = skipSpace(body, j+1)
+		n := j
+		for n < len(body) && isWordByte(body[n]) {
+			n++
+		}
+		name := body[j:n]
+		if !isIdent(name) || protoNames[name] {
+			return nil
+		}
+		if !contains(names, name) {
+			names = append(names, name)
+		}
+		i = n
+	}
+}
+
+// isWordByte reports whether b can be part of a JavaScript identifier as
+// the scan reads it: non-ASCII bytes and backslashes count, so that a
+// longer or escaped name is never taken for the parameter.
+func isWordByte(b byte) bool {
+	return b == '_' || b == '$' || b == '\\' || b >= 0x80 ||
+		('a' <= b && b <= 'z') || ('A' <= b && b <= 'Z') || ('0' <= b && b <= '9')
+}
+
+// isIdent reports whether s is a plain ASCII identifier.
+func isIdent(s string) bool {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b == '\\' || b >= 0x80 || !isWordByte(b) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasWord(s, w string) bool {
+	for i := 0; ; {
+		k := strings.Index(s[i:], w)
+		if k < 0 {
+			return false
+		}
+		at := i + k
+		i = at + len(w)
+		if (at == 0 || !isWordByte(s[at-1])) && (i == len(s) || !isWordByte(s[i])) {
+			return true
+		}
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// appendMembers appends the JSON object of doc's top-level members whose
+// names are in names, in their order in doc (a name given twice is copied
+// twice: the engine keeps the last, as it would). ok is false when doc is
+// not a JSON object the scan can read; dst is then unchanged.
+func appendMembers(dst []byte, doc []byte, names []string) ([]byte, bool) {
+	start := len(dst)
+	i := skipSpaceB(doc, 0)
+	if i == len(doc) || doc[i] != '{' {
+		return dst, false
+	}
+	dst = append(dst, '{')
+	first := true
+	for i = skipSpaceB(doc, i+1); i < len(doc) && doc[i] != '}'; {
+		if doc[i] != '"' {
+			return dst[:start], false
+		}
+		kEnd, ok := skipString(doc, i)
+		if !ok {
+			return dst[:start], false
+		}
+		key := doc[i:kEnd]
+		c := skipSpaceB(doc, kEnd)
+		if c == len(doc) || doc[c] != ':' {
+			return dst[:start], false
+		}
+		vStart := skipSpaceB(doc, c+1)
+		vEnd, ok := skipValue(doc, vStart)
+		if !ok {
+			return dst[:start], false
+		}
+		if wanted(key, names) {
+			if !first {
+				dst = append(dst, ',')
+			}
+			first = false
+			dst = append(dst, key...)
+			dst = append(dst, ':')
+			dst = append(dst, doc[vStart:vEnd]...)
+		}
+		i = skipSpaceB(doc, vEnd)
+		if i < len(doc) && doc[i] == ',' {
+			i = skipSpaceB(doc, i+1)
+		}
+	}
+	if i == len(doc) {
+		return dst[:start], false
+	}
+	return append(dst, '}'), true
+}
+
+// wanted reports whether the JSON string key (quotes included) is one of
+// names; an escaped key is decoded first.
+func wanted(key []byte, names []string) bool {
+	s := string(key[1 : len(key)-1])
+	if strings.IndexByte(s, '\\') >= 0 {
+		if err := json.Unmarshal(key, &s); err != nil {
+			return true
+		}
+	}
+	return contains(names, s)
+}
+
+func skipSpaceB(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the JSON string starting at b[i].
+func skipString(b []byte, i int) (int, bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// skipValue returns the index after the JSON value starting at b[i]; it
+// trusts the text to be JSON (the document was parsed before) and only
+// finds where the value ends.
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, ok := skipString(b, j)
+				if !ok {
+					return 0, false
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j, j > i
+}

@@ -1,0 +1,228 @@
+package jsfunc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMembersRead(t *testing.T) {
+	none := []string(nil)
+	for _, c := range []struct {
+		fn   string
+		want [4][]string
+	}{
+		{"function (newDoc, oldDoc, userCtx, secObj) { if (!newDoc._deleted && typeof newDoc.type !== 'string') throw({forbidden: 'x'}); }",
+			[4][]string{{"_deleted", "type"}, {}, {}, {}}},
+		{"function(n, o, u) { if (o && o.owner !== u.name) throw({unauthorized: n.owner}); }",
+			[4][]string{{"owner"}, none, {"name"}, none}},
+		{"function named(a,b) {\n  a . x = 1;\n  return a.\n y.z(b.w[0]);\n}", [4][]string{{"x", "y"}, {"w"}, none, none}},
+		// The object itself, a computed member, optional chaining, a
+		// comment or an escape where a name should be: all of it is sent.
+		{"function (d) { log(d); }", [4][]string{none}},
+		{"function (d) { return d[k]; }", [4][]string{none}},
+		{"function (d) { return d?.x; }", [4][]string{none}},
+		{"function (d) { return d./* c */x; }", [4][]string{none}},
+		{"function (d) { return \\u0064.x + d.y; }", [4][]string{none}},
+		{"function (d) { return d.x + d.\\u0079; }", [4][]string{none}},
+		{"function (d) { var d = 1; }", [4][]string{none}},
+		{"function (d) { throw {forbidden: 'd is wrong'}; }", [4][]string{none}},
+		// Names on Object.prototype reach functions that see the object.
+		{"function (d) { if (d.hasOwnProperty('x')) throw 1; }", [4][]string{none}},
+		{"function (d) { return d.__proto__; }", [4][]string{none}},
+		// arguments, eval, duplicate names, other forms.
+		{"function (d) { return arguments[0].x; }", [4][]string{}},
+		{"function (d) { eval('d'); return d.x; }", [4][]string{}},
+		{"function (d, d) { return d.x; }", [4][]string{}},
+		{"(d) => d.x", [4][]string{}},
+		{"function (d = {}) { return d.x; }", [4][]string{}},
+		{"function ({x}) { return x; }", [4][]string{}},
+		{"function* (d) { yield d.x; }", [4][]string{}},
+		{"function /* c */ (d) { return d.x; }", [4][]string{}},
+		// Longer names containing the parameter's are other variables.
+		{"function (d) { return dd.x + d_1 + éd + d.y; }", [4][]string{{"y"}}},
+	} {
+		if got := membersRead(c.fn); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.fn, got, c.want)
+		}
+	}
+}
+
+func TestAppendMembers(t *testing.T) {
+	for _, c := range []struct {
+		doc   string
+		names []string
+		want  string
+	}{
+		{`{"_id":"a","type":"t","n":[1,{"type":"inner"}],"s":"x\"}y"}`, []string{"type", "s"}, `{"type":"t","s":"x\"}y"}`},
+		{` { "a" : 1 , "b" : {"c":[]} , "c": true } `, []string{"b", "c"}, `{"b":{"c":[]},"c":true}`},
+		{`{"t\u0079pe":1,"type":2}`, []string{"type"}, `{"t\u0079pe":1,"type":2}`},
+		{`{"a":1}`, []string{"b"}, `{}`},
+		{`{}`, []string{"b"}, `{}`},
+	} {
+		got, ok := appendMembers([]byte("prefix"), []byte(c.doc), c.names)
+		if !ok || string(got) != "prefix"+c.want {
+			t.Errorf("%s %q: %s %v, want %s", c.doc, c.names, got, ok, c.want)
+		}
+	}
+	for _, bad := range []string{``, `[1]`, `"s"`, `{"a":1`, `{"a" 1}`, `{"a":"1}`, `{"a":[1,2}`, `{a:1}`} {
+		if got, ok := appendMembers([]byte("prefix"), []byte(bad), []string{"a"}); ok || string(got) != "prefix" {
+			t.Errorf("%q: %q %v, want refused and nothing appended", bad, got, ok)
+		}
+	}
+}
+
+// FuzzAppendMembers checks the cut of any JSON object against
+// encoding/json: the members named, with the values they have, and
+// nothing else; anything else is refused without a panic.
+func FuzzAppendMembers(f *testing.F) {
+	f.Add([]byte(`{"_id":"a","type":"t","n":[1,{"type":"x"}]}`), "type,n")
+	f.Add([]byte(`{"a":"\"}","b":{"a":[]},"a":2}`), "a")
+	f.Add([]byte(`{"é":1,"\u00e9":2}`), "é")
+	f.Fuzz(func(t *testing.T, doc []byte, list string) {
+		names := strings.Split(list, ",")
+		got, ok := appendMembers(nil, doc, names)
+		var full map[string]any
+		if json.Unmarshal(doc, &full) != nil || full == nil {
+			return
+		}
+		if !ok {
+			t.Fatalf("%q: refused a JSON object", doc)
+		}
+		var cut map[string]any
+		if err := json.Unmarshal(got, &cut); err != nil {
+			t.Fatalf("%q -> %q: %v", doc, got, err)
+		}
+		want := map[string]any{}
+		for k, v := range full {
+			if slices.Contains(names, k) {
+				want[k] = v
+			}
+		}
+		if !reflect.DeepEqual(cut, want) {
+			t.Fatalf("%q %q -> %q: %v, want %v", doc, names, got, cut, want)
+		}
+	})
+}
+
+// projectionCases are validators that must answer the same whether they
+// get the whole documents or only the members they name: among them
+// functions that look at the object through Object.prototype, set up by
+// themselves or by a function run before them in the same engine.
+var projectionCases = []string{
+	"function (newDoc, oldDoc, userCtx, secObj) { if (!newDoc._deleted && typeof newDoc.type !== 'string') throw({forbidden: 'type'}); }",
+	"function (newDoc, oldDoc, userCtx) { if (oldDoc && oldDoc.owner !== userCtx.name) throw({unauthorized: 'not yours: ' + newDoc.owner}); }",
+	"function (d) { d.added = 1; if (d.added !== 1) throw({forbidden: 'assign'}); delete d.type; if (d.type !== undefined) throw({forbidden: 'delete'}); }",
+	"function (d) { log(d.type); if (d.address.city.length > 3) throw({forbidden: d.address.city}); }",
+	"function (d) { Object.defineProperty(Object.prototype, 'peek', {configurable: true, get: function () { return Object.keys(this).join(); }}); var s = d.peek; delete Object.prototype.peek; throw({forbidden: String(s)}); }",
+	"function (d) { Object.prototype.keysOf = function () { return Object.keys(this).length; }; try { throw({forbidden: 'n=' + d.keysOf()}); } finally { delete Object.prototype.keysOf; } }",
+	"function (d) { Object.defineProperty(Object.prototype, 'stash', {configurable: true, set: function (v) { globalThis.__seen = JSON.stringify(this); }}); d.stash = 1; delete Object.prototype.stash; throw({forbidden: globalThis.__seen}); }",
+	"function (d) { Object.defineProperty(Object.prototype, 'kind', {configurable: true, get: function () { return Object.keys(this).length; }}); }",
+	"function (d) { try { var k = d.kind; } catch (e) { throw({forbidden: 'caught ' + String(e)}); } throw({forbidden: 'kind ' + k}); }",
+	"function (d) { throw({forbidden: JSON.stringify(d)}); }",
+	"function (d, o, u, s) { if (u.roles.indexOf('_admin') < 0 && s.members.names.length) throw({unauthorized: u.name}); }",
+}
+
+var projectionDocs = []string{datasetDoc, smallDoc, `{"_id":"x","type":7,"owner":"bob","_deleted":true}`, `{"_id":"y","kind":"k","peek":1}`}
+
+// TestProjectionUnseen runs every case on every document in one engine
+// that cuts the arguments and one that never does, in the same order: the
+// answers and the log lines must be the same.
+func TestProjectionUnseen(t *testing.T) {
+	var logs [2][]string
+	var rts [2]*Runtime
+	// start gives both sides new engines: a projected call that had to be
+	// made again in a fresh engine drops its own, as a pool does.
+	start := func() {
+		for i := range rts {
+			rts[i].Close()
+			r, err := New(&Options{Log: func(l string) { logs[i] = append(logs[i], l) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rts[i] = r
+		}
+		rts[1].whole = true
+	}
+	rts[0], rts[1] = &Runtime{}, &Runtime{}
+	start()
+	defer func() { rts[0].Close(); rts[1].Close() }()
+	fresh := 0
+	user := json.RawMessage(`{"db":"db","name":"bob","roles":["member"]}`)
+	sec := json.RawMessage(`{"members":{"names":["bob"]},"admins":{}}`)
+	cut := 0
+	for _, src := range projectionCases {
+		ddoc := json.RawMessage(`{"_id":"_design/v","validate_doc_update":` + mustQuote(src) + `}`)
+		for _, doc := range projectionDocs {
+			for _, old := range []string{"", smallDoc} {
+				var errs [2]string
+				for i, r := range rts {
+					err := r.Validate(src, ddoc, json.RawMessage(doc), json.RawMessage(old), user, sec)
+					errs[i] = fmt.Sprint(err)
+				}
+				if errs[0] != errs[1] || !reflect.DeepEqual(logs[0], logs[1]) {
+					t.Fatalf("%s on %.40s: %s (logs %q), want %s (logs %q)", src, doc, errs[0], logs[0], errs[1], logs[1])
+				}
+				if !rts[0].Usable() {
+					fresh++
+					start()
+				}
+			}
+		}
+		if membersRead(src)[0] != nil {
+			cut++
+		}
+	}
+	if fresh == 0 {
+		t.Error("no call was made again in a fresh engine")
+	}
+	if cut < len(projectionCases)-2 {
+		t.Errorf("%d of %d cases had newDoc cut, want all but the two that use it whole", cut, len(projectionCases))
+	}
+}
+
+// FuzzProjectionUnseen is TestProjectionUnseen on function bodies made of
+// random pieces.
+func FuzzProjectionUnseen(f *testing.F) {
+	for _, src := range projectionCases {
+		f.Add(src, datasetDoc)
+	}
+	f.Add("function (d) { if (d.a + d.b > d.c) throw({forbidden: d.a}); }", `{"a":1,"b":"2","c":null}`)
+	// Both engines live across inputs, as in a pool, and start again
+	// together when one of them was dropped.
+	var rts [2]*Runtime
+	defer func() { rts[0].Close(); rts[1].Close() }()
+	f.Fuzz(func(t *testing.T, src, doc string) {
+		if !json.Valid([]byte(doc)) || !strings.HasPrefix(strings.TrimSpace(doc), "{") {
+			return
+		}
+		if rts[0] == nil || !rts[0].Usable() || !rts[1].Usable() {
+			for i := range rts {
+				rts[i].Close()
+				r, err := New(&Options{Timeout: 100 * time.Millisecond, Memory: 8 << 20})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rts[i] = r
+			}
+			rts[1].whole = true
+		}
+		var errs [2]error
+		for i, r := range rts {
+			errs[i] = r.Validate(src, nil, json.RawMessage(doc), nil, nil, nil)
+		}
+		for _, err := range errs {
+			if errors.Is(err, ErrTimeout) || errors.Is(err, ErrMemory) {
+				return
+			}
+		}
+		if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
+			t.Fatalf("%s on %s: %v, want %v", src, doc, errs[0], errs[1])
+		}
+	})
+}
