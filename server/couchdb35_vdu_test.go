@@ -39,3 +39,23 @@ func TestCouchDB35VDUUsers(t *testing.T) {
 		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	rp.replay(exchanges, "couchdb35-extra/vdu-users")
 }
+
+// TestCouchDB35DesignFuncs replays CouchDB 3.5.0's answers on what design
+// functions may do to their arguments (testdata/couchdb35-extra,
+// design-funcs.json): map functions get the document frozen, all of them
+// the same one; filters, validators and reduces may change theirs.
+func TestCouchDB35DesignFuncs(t *testing.T) {
+	t.Parallel()
+	var script authScript
+	if err := json.Unmarshal(readFile(t, authDir+"design-funcs.json"), &script); err != nil {
+		t.Fatal(err)
+	}
+	exchanges, err := couchcorpus.ReadExchanges(authDir + "design-funcs.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTServer(t, Config{Users: map[string]string{"admin": "pw"}, PasswordIterations: authIterations})
+	rp := &authReplay{t: t, base: ts.url, script: script, cookies: map[string]string{},
+		saved: map[string]any{}, mapper: couchcorpus.NewMapper(), client: &http.Client{}}
+	rp.replay(exchanges, "couchdb35-extra/design-funcs")
+}

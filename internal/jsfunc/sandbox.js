@@ -137,6 +137,17 @@ function __setMaps(sourcesJSON, libJSON) {
     return __result(true);
   } catch (e) { return __failure(e); }
 }
+// __freeze freezes a value and everything in it: CouchDB's map functions
+// get the document so (an assignment is ignored, or a TypeError in strict
+// code), and all of them the same one.
+function __freeze(v) {
+  Object.freeze(v);
+  for (var k in v) {
+    var m = v[k];
+    if (typeof m === "object" && m !== null) __freeze(m);
+  }
+  return v;
+}
 // __map runs every map function on one document: one list of [key, value]
 // per function; a function that throws emits nothing for that document,
 // as in CouchDB, and its error is logged.
@@ -144,8 +155,8 @@ function __map(docJSON) {
   var out = [];
   try {
     __useRoot(__mapRoot);
+    var doc = __freeze(JSON.parse(docJSON));
     for (var i = 0; i < __maps.length; i++) {
-      var doc = JSON.parse(docJSON);
       __emits = [];
       try { __maps[i](doc); out.push(__emits); } catch (e) {
         out.push([]);
