@@ -173,20 +173,44 @@ type feedWriter struct {
 	// pending counts the changes after a seq, for the closing line.
 	pending func(seq int64) int64
 	started bool
-	rows    int
-	wrote   bool // a row or heartbeat since the last heartbeat tick
-	err     error
+	// committed is set once the status and headers went out: before
+	// that, a normal or longpoll feed holds its first rows (held, heldRows
+	// bytes of rows) as CouchDB's delayed response does, so that an error
+	// among them is answered as an error.
+	committed bool
+	held      []byte
+	heldRows  int
+	rows      int
+	wrote     bool // a row or heartbeat since the last heartbeat tick
+	err       error
 	// buf is the last row's encoding, reused for the next (rows come one
 	// at a time, from the feed's goroutine).
 	buf []byte
 	bw  *bufio.Writer // between write and w, made by the first write
 }
 
+// chunkedResponseBuffer is CouchDB's [chttpd] chunked_response_buffer
+// default: the bytes of rows a feed holds before its answer starts.
+const chunkedResponseBuffer = 1490
+
 func (f *feedWriter) start() {
 	if f.started {
 		return
 	}
 	f.started = true
+	if f.continuous {
+		f.commit()
+		return
+	}
+	f.held = append(f.held[:0], "{\"results\":[\n"...)
+}
+
+// commit sends the status and headers, then what was held.
+func (f *feedWriter) commit() {
+	if f.committed {
+		return
+	}
+	f.committed = true
 	h := f.w.Header()
 	if f.eventsource {
 		h.Set("Content-Type", "text/event-stream")
@@ -199,9 +223,9 @@ func (f *feedWriter) start() {
 		h.Set("ETag", f.etag)
 	}
 	f.w.WriteHeader(http.StatusOK)
-	if !f.continuous {
-		f.write([]byte("{\"results\":[\n"))
-	}
+	held := f.held
+	f.held = nil
+	f.write(held)
 }
 
 // write buffers b for the client. A normal or longpoll feed's rows go out
@@ -209,6 +233,10 @@ func (f *feedWriter) start() {
 // (row flushes).
 func (f *feedWriter) write(b []byte) {
 	if f.err != nil {
+		return
+	}
+	if !f.committed {
+		f.held = append(f.held, b...)
 		return
 	}
 	if f.bw == nil {
@@ -222,6 +250,9 @@ func (f *feedWriter) write(b []byte) {
 }
 
 func (f *feedWriter) flush() {
+	if f.started {
+		f.commit()
+	}
 	if f.bw != nil && f.err == nil {
 		f.err = f.bw.Flush()
 	}
@@ -238,6 +269,19 @@ func (f *feedWriter) row(c *localdb.Change) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.start()
+	if !f.committed {
+		// CouchDB sends what it holds when the next row would take it
+		// past its buffer.
+		n := len(b)
+		if f.rows > 0 {
+			n += len(",\n")
+		}
+		if f.heldRows > 0 && f.heldRows+n > chunkedResponseBuffer {
+			f.commit()
+		} else {
+			f.heldRows += n
+		}
+	}
 	if !f.continuous && f.rows > 0 {
 		f.write([]byte(",\n"))
 	}
@@ -303,11 +347,8 @@ func (f *feedWriter) heartbeat() {
 		f.start()
 	} else if !f.started {
 		// Longpoll: newlines before the JSON keep the connection alive.
-		h := f.w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "must-revalidate")
-		f.w.WriteHeader(http.StatusOK)
 		f.started = true
+		f.commit()
 		f.write([]byte("\n"))
 		f.flush()
 		f.write([]byte("{\"results\":[\n"))
@@ -346,10 +387,11 @@ func (f *feedWriter) end(lastSeq int64) {
 	f.flush()
 }
 
-func (f *feedWriter) isStarted() bool {
+// isCommitted reports whether the feed's status went out.
+func (f *feedWriter) isCommitted() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.started
+	return f.committed
 }
 
 var feedKinds = map[string]localdb.Feed{"normal": localdb.FeedNormal, "longpoll": localdb.FeedLongpoll, "continuous": localdb.FeedContinuous, "eventsource": localdb.FeedContinuous}
@@ -474,17 +516,20 @@ func (f *feedWriter) heartbeats(d time.Duration) (stop func()) {
 // feedError reports an error before the answer started, or cuts the
 // stream after (the client sees a truncated body, as with CouchDB).
 func (s *Server) feedError(w http.ResponseWriter, r *http.Request, f *feedWriter, err error) {
-	if !f.isStarted() {
+	if !f.isCommitted() {
 		s.writeError(w, r, err)
 		return
 	}
 	f.mu.Lock()
-	f.flush() // what was written goes out, then the body ends short
+	f.flush() // what was written goes out
 	f.mu.Unlock()
 	if !errors.Is(err, context.Canceled) && !errors.Is(err, localdb.ErrClosed) {
 		// A feed ended by DELETE /{db} (or the server's stop) just ends.
 		s.log.Warn("changes feed", "err", err)
 	}
+	// Then the connection is cut, as CouchDB cuts it: a client must not
+	// take a feed that ends short for a whole one.
+	panic(http.ErrAbortHandler)
 }
 
 // feedETag is a normal feed's opaque ETag: the same database state and

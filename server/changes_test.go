@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -260,4 +261,48 @@ func TestDeleteDBEndsFeeds(t *testing.T) {
 		t.Fatal("feed still open after its database was deleted")
 	}
 	ts.wantError(404, "not_found", "GET", "/db/_changes", nil)
+}
+
+// TestChangesFilterErrorHeld checks that a filter failing on a document
+// is answered as an error when the rows before it fit in what CouchDB
+// holds before its answer starts (chunked_response_buffer), and cuts the
+// connection when they did not (CouchDB's http_abort): never a feed that
+// ends short as if whole.
+func TestChangesFilterErrorHeld(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	ts.must(201, "PUT", "/db/_design/f", map[string]any{
+		"filters": map[string]string{"f": "function (doc, req) { if (doc.bad) { throw new Error('bad doc'); } return true; }"},
+	})
+	get := func() (int, []byte, error) {
+		res, err := http.Get(ts.url + "/db/_changes?filter=f/f")
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return res.StatusCode, b, err
+	}
+	// A few rows (about 80 bytes each), then the failing document.
+	for i := range 3 {
+		ts.must(201, "PUT", fmt.Sprintf("/db/ok%02d", i), map[string]any{})
+	}
+	rev := ts.must(201, "PUT", "/db/bad1", map[string]any{"bad": true}).json(t)["rev"].(string)
+	code, body, err := get()
+	if err != nil || code != http.StatusInternalServerError || !strings.Contains(string(body), `"error":"Error"`) {
+		t.Fatalf("few rows then a failing filter: %d %s %v, want 500 with the error", code, body, err)
+	}
+	// Past the held bytes, the connection is cut.
+	ts.must(200, "DELETE", "/db/bad1?rev="+rev, nil)
+	for i := 3; i < 40; i++ {
+		ts.must(201, "PUT", fmt.Sprintf("/db/ok%02d", i), map[string]any{})
+	}
+	ts.must(201, "PUT", "/db/bad2", map[string]any{"bad": true})
+	code, body, err = get()
+	if err == nil {
+		t.Fatalf("many rows then a failing filter: %d %s, want the connection cut", code, body)
+	}
+	if code != http.StatusOK || !strings.HasPrefix(string(body), `{"results":[`) {
+		t.Errorf("many rows then a failing filter: %d %.40s, want 200 and the rows before it", code, body)
+	}
 }
