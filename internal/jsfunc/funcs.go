@@ -1,9 +1,11 @@
 package jsfunc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -23,15 +25,42 @@ func (e *Emit) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// mapSet is what SetMaps was given, and the members of the document the
+// functions use (nil: the whole document).
+type mapSet struct {
+	sources []string
+	lib     json.RawMessage
+	members []string
+}
+
 // SetMaps compiles the map functions that Map runs. lib is the design
 // document's views.lib (JSON, null when absent): what require() loads.
 func (r *Runtime) SetMaps(sources []string, lib json.RawMessage) error {
+	if m := r.maps; m != nil && r.Usable() && slices.Equal(m.sources, sources) && bytes.Equal(m.lib, lib) {
+		return nil
+	}
+	r.maps = nil
 	srcs, err := json.Marshal(sources)
 	if err != nil {
 		return err
 	}
-	_, err = r.call("__setMaps", string(srcs), libRoot(lib))
-	return err
+	ok, err := r.call("__setMaps", string(srcs), libRoot(lib))
+	if err != nil {
+		return err
+	}
+	var texts []string
+	if err := json.Unmarshal(ok, &texts); err != nil || len(texts) != len(sources) {
+		return fmt.Errorf("decode map functions %s: %v", ok, err)
+	}
+	m := &mapSet{sources: slices.Clone(sources), lib: bytes.Clone(lib), members: mapMembers(texts)}
+	if m.members != nil {
+		names, _ := json.Marshal(m.members)
+		if _, err := r.call("__setMapMembers", string(names)); err != nil {
+			return err
+		}
+	}
+	r.maps = m
+	return nil
 }
 
 // libRoot is the require root of map functions: {"views": {"lib": lib}}.
@@ -47,7 +76,22 @@ func libRoot(lib json.RawMessage) string {
 // emits nothing for that document (CouchDB logs it and goes on); an
 // engine failure (ErrTimeout, ErrMemory) is returned.
 func (r *Runtime) Map(doc []byte) ([][]Emit, error) {
-	ok, err := r.call("__map", string(doc))
+	arg, proj := doc, 0
+	if m := r.maps; m != nil && m.members != nil && !r.whole {
+		if cut, ok := appendMembers(r.cut[:0], doc, m.members); ok {
+			arg, proj, r.cut = cut, 1, cut
+		}
+	}
+	ok, err := r.call("__map", string(arg), proj)
+	switch {
+	case errors.Is(err, errNeedFull):
+		ok, err = r.call("__map", string(doc), 0)
+	case errors.Is(err, errNeedFresh):
+		if err := r.restart(); err != nil {
+			return nil, err
+		}
+		ok, err = r.call("__map", string(doc), 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -86,16 +130,15 @@ func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj 
 	case errors.Is(err, errNeedFresh):
 		// The function changed this engine before it was stopped: it runs
 		// again in a new one, as after a restart of CouchDB's query
-		// server, and this one is dropped.
-		r.broken = true
-		r.Close()
-		fresh, err := New(&r.opts)
-		if err != nil {
+		// server.
+		if err := r.restart(); err != nil {
 			return err
 		}
-		defer fresh.Close()
-		fresh.whole = true
-		return fresh.Validate(source, ddoc, newDoc, oldDoc, userCtx, secObj)
+		if v, err = r.validator(source, ddoc); err != nil {
+			return err
+		}
+		args, _ = v.args(newDoc, oldDoc, userCtx, secObj, false)
+		_, err = r.call("__validate", v.n, string(args), 0)
 	}
 	return err
 }

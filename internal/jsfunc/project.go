@@ -47,6 +47,30 @@ func membersRead(fn string) [4][]string {
 	return out
 }
 
+// mapMembers returns the members of the document that map functions
+// (their texts) use, _id always among them (a failing function's log line
+// names it), or nil when one of them may use the whole document or runs
+// strict code: the document is frozen, and a strict assignment to a
+// member it lacks would throw where the cut one's accessor cannot.
+func mapMembers(texts []string) []string {
+	names := []string{"_id"}
+	for _, t := range texts {
+		if strings.Contains(t, "use strict") || hasWord(t, "class") {
+			return nil
+		}
+		m := membersRead(t)[0]
+		if m == nil {
+			return nil
+		}
+		for _, n := range m {
+			if !contains(names, n) {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
+}
+
 // splitFunction splits `function name(a, b) { body }` into its parameter
 // names and the text from its body's brace on; ok is false for any other
 // form (arrow functions, defaults, destructuring, comments in the head).

@@ -137,7 +137,7 @@ func TestProjectionUnseen(t *testing.T) {
 	var logs [2][]string
 	var rts [2]*Runtime
 	// start gives both sides new engines: a projected call that had to be
-	// made again in a fresh engine drops its own, as a pool does.
+	// made again in a fresh engine restarted its own.
 	start := func() {
 		for i := range rts {
 			rts[i].Close()
@@ -168,7 +168,7 @@ func TestProjectionUnseen(t *testing.T) {
 				if errs[0] != errs[1] || !reflect.DeepEqual(logs[0], logs[1]) {
 					t.Fatalf("%s on %.40s: %s (logs %q), want %s (logs %q)", src, doc, errs[0], logs[0], errs[1], logs[1])
 				}
-				if !rts[0].Usable() {
+				if rts[0].restarts > 0 {
 					fresh++
 					start()
 				}
@@ -186,11 +186,14 @@ func TestProjectionUnseen(t *testing.T) {
 	}
 }
 
-// FuzzProjectionUnseen is TestProjectionUnseen on function bodies made of
-// random pieces.
+// FuzzProjectionUnseen is TestProjectionUnseen and TestMapProjectionUnseen
+// on mutated function texts.
 func FuzzProjectionUnseen(f *testing.F) {
 	for _, src := range projectionCases {
 		f.Add(src, datasetDoc)
+	}
+	for _, set := range mapProjectionSets {
+		f.Add(set[len(set)-1], datasetDoc)
 	}
 	f.Add("function (d) { if (d.a + d.b > d.c) throw({forbidden: d.a}); }", `{"a":1,"b":"2","c":null}`)
 	// Both engines live across inputs, as in a pool, and start again
@@ -201,7 +204,7 @@ func FuzzProjectionUnseen(f *testing.F) {
 		if !json.Valid([]byte(doc)) || !strings.HasPrefix(strings.TrimSpace(doc), "{") {
 			return
 		}
-		if rts[0] == nil || !rts[0].Usable() || !rts[1].Usable() {
+		if rts[0] == nil || !rts[0].Usable() || !rts[1].Usable() || rts[0].restarts > 0 {
 			for i := range rts {
 				rts[i].Close()
 				r, err := New(&Options{Timeout: 100 * time.Millisecond, Memory: 8 << 20})
@@ -224,5 +227,91 @@ func FuzzProjectionUnseen(f *testing.F) {
 		if fmt.Sprint(errs[0]) != fmt.Sprint(errs[1]) {
 			t.Fatalf("%s on %s: %v, want %v", src, doc, errs[0], errs[1])
 		}
+		// The same text as a map function.
+		var rows [2]string
+		for i, r := range rts {
+			if !r.Usable() {
+				return
+			}
+			var out [][]Emit
+			err := r.SetMaps([]string{src}, nil)
+			if err == nil {
+				out, err = r.Map([]byte(doc))
+			}
+			if errors.Is(err, ErrTimeout) || errors.Is(err, ErrMemory) {
+				return
+			}
+			b, _ := json.Marshal(out)
+			rows[i] = fmt.Sprint(string(b), err)
+		}
+		if rows[0] != rows[1] {
+			t.Fatalf("map %s on %s: %s, want %s", src, doc, rows[0], rows[1])
+		}
 	})
+}
+
+// mapProjectionSets are sets of map functions (one design document's)
+// whose rows must be the same whether they get the whole document or only
+// the members they name: assignments to a frozen document, present
+// members or absent, and functions that look at it through
+// Object.prototype.
+var mapProjectionSets = [][]string{
+	{"function (doc) { if (doc.type) { emit([doc.type, doc.age], doc.score); } }"},
+	{"function (doc) { doc.x = 1; doc.type = 'changed'; emit(doc._id, [doc.x === undefined ? null : doc.x, doc.type]); }"},
+	{"function (doc) { delete doc.type; doc.address.city = 'x'; emit(doc.type, doc.address); }"},
+	{"function (doc) { (doc.tags || []).forEach(function (t) { emit(t, doc.n); }); }", "function (doc) { emit(doc.address.city.length, doc.missing.x); }"},
+	{"function (doc) { Object.defineProperty(Object.prototype, 'peek', {configurable: true, get: function () { return Object.keys(this).join(); }}); var s = doc.peek; delete Object.prototype.peek; emit(s, null); }"},
+	{"function (doc) { Object.defineProperty(Object.prototype, 'stash', {configurable: true, set: function (v) { globalThis.__seen = JSON.stringify(this); }}); doc.stash = 1; delete Object.prototype.stash; emit(globalThis.__seen || null, null); }"},
+	{"function (doc) { Object.defineProperty(Object.prototype, 'kind', {configurable: true, get: function () { return Object.keys(this).length; }}); }", "function (doc) { emit(doc.kind, null); }"},
+	{"function (doc) { 'use strict'; try { doc.x = 1; } catch (e) { emit(String(e), null); } }"},
+	{"function (doc) { emit(doc._id, doc); }"},
+}
+
+// TestMapProjectionUnseen runs every set on every document in an engine
+// that cuts the document and one that never does, in the same order: the
+// rows and the log lines must be the same.
+func TestMapProjectionUnseen(t *testing.T) {
+	var logs [2][]string
+	var rts [2]*Runtime
+	start := func() {
+		for i := range rts {
+			rts[i].Close()
+			r, err := New(&Options{Log: func(l string) { logs[i] = append(logs[i], l) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rts[i] = r
+		}
+		rts[1].whole = true
+	}
+	rts[0], rts[1] = &Runtime{}, &Runtime{}
+	start()
+	defer func() { rts[0].Close(); rts[1].Close() }()
+	cut, fresh := 0, 0
+	for _, set := range mapProjectionSets {
+		for _, doc := range projectionDocs {
+			var rows [2]string
+			for i, r := range rts {
+				if err := r.SetMaps(set, nil); err != nil {
+					t.Fatal(err)
+				}
+				out, err := r.Map([]byte(doc))
+				b, _ := json.Marshal(out)
+				rows[i] = fmt.Sprint(string(b), err)
+			}
+			if rows[0] != rows[1] || !reflect.DeepEqual(logs[0], logs[1]) {
+				t.Fatalf("%q on %.40s: %s (logs %q), want %s (logs %q)", set, doc, rows[0], logs[0], rows[1], logs[1])
+			}
+			if rts[0].restarts > 0 {
+				fresh++
+				start()
+			}
+		}
+		if mapMembers(set) != nil {
+			cut++
+		}
+	}
+	if want := len(mapProjectionSets) - 2; cut != want || fresh == 0 {
+		t.Errorf("%d sets cut (want %d: all but the strict one and the one emitting doc), %d restarts (want some)", cut, want, fresh)
+	}
 }

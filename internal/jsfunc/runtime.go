@@ -59,9 +59,15 @@ type Runtime struct {
 	// the engine, by source and design document (funcs.go).
 	validators  map[string]map[string]validatorReg
 	nValidators int
+	// maps are the map functions SetMaps set, and the members of the
+	// document they use (project.go; nil: the whole document).
+	maps *mapSet
+	// cut is Map's buffer for the members sent.
+	cut []byte
 	// whole turns off project.go's cut of the arguments (tests compare
-	// the two).
-	whole bool
+	// the two); restarts counts the engines restart replaced.
+	whole    bool
+	restarts int
 	// broken is set when a call failed in a way that leaves the engine's
 	// state unknown; the runtime is then closed.
 	broken bool
@@ -98,7 +104,7 @@ func New(opts *Options) (*Runtime, error) {
 }
 
 // entryPoints are the functions of sandbox.js that call runs.
-var entryPoints = []string{"__check", "__setMaps", "__map", "__reduce", "__setValidator", "__resetValidators", "__setMembers", "__validate", "__filter"}
+var entryPoints = []string{"__check", "__setMaps", "__setMapMembers", "__map", "__reduce", "__setValidator", "__resetValidators", "__setMembers", "__validate", "__filter"}
 
 // okTrue is what sandbox.js answers for a call that returned true and
 // logged nothing, without encoding it.
@@ -131,6 +137,25 @@ func (r *Runtime) Close() error {
 	err := r.vm.Close()
 	r.vm = nil
 	return err
+}
+
+// restart replaces the engine with a fresh one, the map functions set
+// again: a function stopped midway may have left this one changed.
+func (r *Runtime) restart() error {
+	maps := r.maps
+	r.Close()
+	fresh, err := New(&r.opts)
+	if err != nil {
+		r.broken = true
+		return err
+	}
+	r.vm, r.entries, r.broken = fresh.vm, fresh.entries, false
+	r.validators, r.nValidators, r.maps = nil, 0, nil
+	r.restarts++
+	if maps != nil {
+		return r.SetMaps(maps.sources, maps.lib)
+	}
+	return nil
 }
 
 // Usable reports whether the runtime can take more calls.

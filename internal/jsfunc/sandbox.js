@@ -122,20 +122,32 @@ function __result(ok) {
 }
 function __failure(e) { var r = __thrown(e); if (__logs.length) r.log = __logs; __logs = []; return JSON.stringify(r); }
 
-var __maps = [], __mapRoot = "{}";
+var __maps = [], __mapRoot = "{}", __mapNames = null, __mapAbsent = null;
 // __check compiles a function and answers whether it compiled.
 function __check(source) {
   try { __compile(source); return __result(true); } catch (e) { return __failure(e); }
 }
-// __setMaps compiles the map functions later __map calls run.
+// __setMaps compiles the map functions later __map calls run; ok is
+// their texts (project.go reads which members of the document they use).
 function __setMaps(sourcesJSON, libJSON) {
   try {
-    var sources = JSON.parse(sourcesJSON);
+    var sources = JSON.parse(sourcesJSON), texts = [];
     __maps = [];
     __mapRoot = libJSON;
-    for (var i = 0; i < sources.length; i++) __maps.push(__compile(sources[i]));
-    return __result(true);
+    __mapNames = __mapAbsent = null;
+    for (var i = 0; i < sources.length; i++) {
+      __maps.push(__compile(sources[i]));
+      texts.push(Function.prototype.toString.call(__maps[i]));
+    }
+    return __result(texts);
   } catch (e) { return __failure(e); }
+}
+// __setMapMembers names the members of the document Go sends alone to
+// the map functions (__map with proj set).
+function __setMapMembers(namesJSON) {
+  __mapNames = JSON.parse(namesJSON);
+  __mapAbsent = __absentProto(__mapNames, true);
+  return __result(true);
 }
 // __freeze freezes a value and everything in it: CouchDB's map functions
 // get the document so (an assignment is ignored, or a TypeError in strict
@@ -150,23 +162,37 @@ function __freeze(v) {
 }
 // __map runs every map function on one document: one list of [key, value]
 // per function; a function that throws emits nothing for that document,
-// as in CouchDB, and its error is logged.
-function __map(docJSON) {
+// as in CouchDB, and its error is logged. With proj, the document holds
+// only the members __setMapMembers named (see __validate for the answers
+// asking for all of it).
+function __map(docJSON, proj) {
   var out = [];
   try {
     __useRoot(__mapRoot);
-    var doc = __freeze(JSON.parse(docJSON));
-    for (var i = 0; i < __maps.length; i++) {
+    if (proj) {
+      for (var k = 0; k < __mapNames.length; k++) if (__mapNames[k] in __objectProto) return __fullAnswer;
+    }
+    var doc = JSON.parse(docJSON);
+    if (proj) Object.setPrototypeOf(doc, __mapAbsent);
+    __freeze(doc);
+    __needFull = false;
+    for (var i = 0; i < __maps.length && !__needFull; i++) {
       __emits = [];
       try { __maps[i](doc); out.push(__emits); } catch (e) {
+        if (__needFull) break;
         out.push([]);
         var t = __thrown(e);
         __logs.push("function raised exception (" + t.error + ": " + t.reason + ") with doc._id " + doc._id);
       }
     }
     __emits = null;
+    if (__needFull) { __logs = []; return __freshAnswer; }
     return __result(out);
-  } catch (e) { __emits = null; return __failure(e); }
+  } catch (e) {
+    __emits = null;
+    if (__needFull) { __logs = []; return __freshAnswer; }
+    return __failure(e);
+  }
 }
 // __reduce runs one reduce function.
 function __reduce(source, libJSON, keysJSON, valuesJSON, rereduce) {
@@ -213,7 +239,10 @@ function __resetValidators() { __validators = []; return __result(true); }
 // it (__needFull) and asks for them in a fresh engine, where the
 // function's own changes to this one are undone.
 var __objectProto = Object.prototype, __needFull = false, __fullMarker = {};
-function __absentProto(names) {
+// frozen is for a map function's document: an assignment to a member it
+// lacks is ignored there (map functions are sloppy code when cut, see
+// project.go).
+function __absentProto(names, frozen) {
   var p = {};
   names.forEach(function (name) {
     Object.defineProperty(p, name, {
@@ -223,7 +252,7 @@ function __absentProto(names) {
       },
       set: function (value) {
         if (name in __objectProto) { __needFull = true; throw __fullMarker; }
-        Object.defineProperty(this, name, { value: value, writable: true, enumerable: true, configurable: true });
+        if (!frozen) Object.defineProperty(this, name, { value: value, writable: true, enumerable: true, configurable: true });
       }
     });
   });
