@@ -79,6 +79,11 @@ func BenchmarkViewQueriesJS(b *testing.B) {
 	benchViewQueries(b, "function (keys, values, rereduce) { return sum(values); }")
 }
 
+// BenchmarkViewQueriesDistinct is BenchmarkViewQueries with
+// _approx_count_distinct: each chunk's count of distinct keys is kept once
+// a query computed it.
+func BenchmarkViewQueriesDistinct(b *testing.B) { benchViewQueries(b, "_approx_count_distinct") }
+
 func benchViewQueries(b *testing.B, reduce string) {
 	db := viewBenchStore(b, reduce)
 	shapes := []struct {

@@ -23,7 +23,9 @@ func TestViewChunksMatchRows(t *testing.T) {
 		"count":{"map":"function (doc) { emit([doc.g, doc.h], doc.v); }","reduce":"_count"},
 		"sum":{"map":"function (doc) { emit([doc.g, doc.h], doc.v); }","reduce":"_sum"},
 		"stats":{"map":"function (doc) { if (typeof doc.v === 'number') emit([doc.g, doc.h], doc.v); }","reduce":"_stats"},
-		"js":{"map":"function (doc) { emit(doc.g, 1); }","reduce":"function (k, v, re) { return sum(v); }"}}}`)
+		"js":{"map":"function (doc) { emit(doc.g, 1); }","reduce":"function (k, v, re) { return sum(v); }"},
+		"distinct":{"map":"function (doc) { emit([doc.g, doc.h], doc.v); }","reduce":"_approx_count_distinct"},
+		"distinct1":{"map":"function (doc) { emit(doc.v, doc.h); }","reduce":"_approx_count_distinct"}}}`)
 	r := rand.New(rand.NewPCG(9, 9))
 	value := func() string {
 		switch r.IntN(30) {
@@ -49,7 +51,7 @@ func TestViewChunksMatchRows(t *testing.T) {
 	write(300)
 	for round := 0; round < 8; round++ {
 		for q := 0; q < 40; q++ {
-			view := []string{"count", "sum", "stats", "js"}[r.IntN(4)]
+			view := []string{"count", "sum", "stats", "js", "distinct", "distinct1"}[r.IntN(6)]
 			opts := map[string]any{}
 			switch r.IntN(4) {
 			case 0:
@@ -67,15 +69,19 @@ func TestViewChunksMatchRows(t *testing.T) {
 			if r.IntN(2) == 0 {
 				end = append(end, map[string]any{})
 			}
+			var startKey, endKey any = start, end
 			if view == "js" {
-				start, end = []any{lo}, []any{hi}
+				startKey, endKey = []any{lo}, []any{hi}
+			}
+			if view == "distinct1" {
+				startKey, endKey = lo*10-20, hi*10-20
 			}
 			if r.IntN(2) == 0 {
 				opts["descending"] = true
-				start, end = end, start
+				startKey, endKey = endKey, startKey
 			}
 			if r.IntN(4) > 0 {
-				opts["startkey"], opts["endkey"] = start, end
+				opts["startkey"], opts["endkey"] = startKey, endKey
 			}
 			if r.IntN(3) == 0 {
 				opts["skip"] = r.IntN(5)

@@ -130,7 +130,7 @@ func reduceQuery(ctx context.Context, f *viewstore.File, vi int, red *reducer, o
 		if err := next(gk, func() (*viewstore.Row, error) { return f.FirstRow(ctx, s, o.Descending) }); err != nil {
 			return false, err
 		}
-		if red.isJS() {
+		if red.isJS() || red.src == approxDistinct {
 			if limit == 0 {
 				return false, nil // nothing more is answered
 			}
@@ -199,10 +199,11 @@ var errNeedRows = errors.New("view reduction needs every row")
 
 // canUse says whether a chunk's record can stand for its rows in r's
 // reductions: _count needs the count, _sum and _stats the statistics of
-// plain numbers. _approx_count_distinct and JavaScript reduces read rows.
+// plain numbers; _approx_count_distinct and JavaScript reduces reduce a
+// chunk's rows once, kept by the file (reduceChunk).
 func (r *reducer) canUse(s *viewstore.Summary) bool {
 	switch r.src {
-	case "_count":
+	case "_count", approxDistinct:
 		return true
 	case "_sum", "_stats":
 		return s.Stats.Numeric
@@ -213,8 +214,12 @@ func (r *reducer) canUse(s *viewstore.Summary) bool {
 // isJS says whether r is a JavaScript reduce.
 func (r *reducer) isJS() bool { return !builtinReduces[r.src] && !strings.HasPrefix(r.src, "_") }
 
-// reduceChunk sets s.Reduced to the JavaScript reduction of chunk s's
-// rows, kept by the file between queries.
+// approxDistinct is the built-in reduce that counts distinct keys.
+const approxDistinct = "_approx_count_distinct"
+
+// reduceChunk sets s.Reduced to the reduction of chunk s's rows (a
+// JavaScript one, or the count of its distinct keys), kept by the file
+// between queries.
 func (r *reducer) reduceChunk(ctx context.Context, f *viewstore.File, s *viewstore.Summary, seq int64) error {
 	if v, ok := f.Reduction(s, seq); ok {
 		s.Reduced = v
@@ -228,7 +233,12 @@ func (r *reducer) reduceChunk(ctx context.Context, f *viewstore.File, s *viewsto
 	if err != nil {
 		return err
 	}
-	v, err := r.reduceJS(rows)
+	var v json.RawMessage
+	if r.isJS() {
+		v, err = r.reduceJS(rows)
+	} else {
+		v, err = r.reduce(rows)
+	}
 	if err != nil {
 		return err
 	}
@@ -258,6 +268,9 @@ func (r *reducer) reduceParts(rows []reduceRow, sums []*viewstore.Summary) (json
 			return parts[0], nil
 		}
 		return r.rereduceJS(parts)
+	}
+	if r.src == approxDistinct {
+		return distinctParts(rows, sums)
 	}
 	var st stats
 	if r.src != "_count" {
@@ -290,4 +303,30 @@ func (r *reducer) reduceParts(rows []reduceRow, sums []*viewstore.Summary) (json
 		return json.Marshal(st.Sum)
 	}
 	return json.Marshal(st)
+}
+
+// distinctParts counts the distinct keys of rows and chunks of one group.
+// The parts are runs of one key order, so a key strictly between a
+// chunk's first and last keys is in no other part: each chunk adds its
+// count of distinct keys less its edge keys, and the edge keys are
+// counted with the rows' keys.
+func distinctParts(rows []reduceRow, sums []*viewstore.Summary) (json.RawMessage, error) {
+	seen := make(map[string]bool, len(rows)+2*len(sums))
+	for _, row := range rows {
+		seen[string(row.key)] = true
+	}
+	inner := 0
+	for _, s := range sums {
+		var d int
+		if err := json.Unmarshal(s.Reduced, &d); err != nil {
+			return nil, fmt.Errorf("distinct keys of a chunk: %w", err)
+		}
+		edges := 2
+		if bytes.Equal(s.First, s.Last) {
+			edges = 1
+		}
+		inner += d - edges
+		seen[string(s.First)], seen[string(s.Last)] = true, true
+	}
+	return json.Marshal(inner + len(seen))
 }
