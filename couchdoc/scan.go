@@ -107,6 +107,24 @@ func nextMember(data []byte, i int) (m member, next int, ok bool) {
 	return m, ve, true
 }
 
+// EachMember calls fn with the key (a JSON string, quotes included) and
+// the value of each top-level member of the JSON object data, in order,
+// until fn returns false. data must be JSON that json.Valid accepts (a
+// body Settee parsed); ok is false when it is not an object.
+func EachMember(data []byte, fn func(key, value []byte) bool) (ok bool) {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '{' {
+		return false
+	}
+	for i++; ; {
+		m, next, more := nextMember(data, i)
+		if !more || !fn(m.key, m.value) {
+			return true
+		}
+		i = next
+	}
+}
+
 // plainString returns the contents of the raw JSON string s when they need
 // no decoding: no escapes and valid UTF-8 (json.Unmarshal would replace
 // invalid bytes).

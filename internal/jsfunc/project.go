@@ -3,6 +3,9 @@ package jsfunc
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/settee/settee/couchdoc"
 )
 
 // A validate_doc_update that reads a few members of a large document pays
@@ -194,120 +197,49 @@ func contains(list []string, s string) bool {
 
 // appendMembers appends the JSON object of doc's top-level members whose
 // names are in names, in their order in doc (a name given twice is copied
-// twice: the engine keeps the last, as it would). ok is false when doc is
-// not a JSON object the scan can read; dst is then unchanged.
+// twice: the engine keeps the last, as it would). doc is JSON Settee made
+// (a stored body, a document it encoded); ok is false when it is not an
+// object, and dst is then unchanged.
 func appendMembers(dst []byte, doc []byte, names []string) ([]byte, bool) {
 	start := len(dst)
-	i := skipSpaceB(doc, 0)
-	if i == len(doc) || doc[i] != '{' {
-		return dst, false
-	}
 	dst = append(dst, '{')
 	first := true
-	for i = skipSpaceB(doc, i+1); i < len(doc) && doc[i] != '}'; {
-		if doc[i] != '"' {
-			return dst[:start], false
-		}
-		kEnd, ok := skipString(doc, i)
-		if !ok {
-			return dst[:start], false
-		}
-		key := doc[i:kEnd]
-		c := skipSpaceB(doc, kEnd)
-		if c == len(doc) || doc[c] != ':' {
-			return dst[:start], false
-		}
-		vStart := skipSpaceB(doc, c+1)
-		vEnd, ok := skipValue(doc, vStart)
-		if !ok {
-			return dst[:start], false
-		}
+	ok := couchdoc.EachMember(doc, func(key, value []byte) bool {
 		if wanted(key, names) {
 			if !first {
 				dst = append(dst, ',')
 			}
 			first = false
-			dst = append(dst, key...)
-			dst = append(dst, ':')
-			dst = append(dst, doc[vStart:vEnd]...)
+			dst = append(append(append(dst, key...), ':'), value...)
 		}
-		i = skipSpaceB(doc, vEnd)
-		if i < len(doc) && doc[i] == ',' {
-			i = skipSpaceB(doc, i+1)
-		}
-	}
-	if i == len(doc) {
+		return true
+	})
+	if !ok {
 		return dst[:start], false
 	}
 	return append(dst, '}'), true
 }
 
 // wanted reports whether the JSON string key (quotes included) is one of
-// names; an escaped key is decoded first.
+// names; a key with escapes or non-ASCII bytes is decoded first (invalid
+// UTF-8 reads as U+FFFD, as the engine reads it).
 func wanted(key []byte, names []string) bool {
-	s := string(key[1 : len(key)-1])
-	if strings.IndexByte(s, '\\') >= 0 {
-		if err := json.Unmarshal(key, &s); err != nil {
-			return true
-		}
+	raw := key[1 : len(key)-1]
+	plain := true
+	for _, c := range raw {
+		plain = plain && c != '\\' && c < utf8.RuneSelf
 	}
-	return contains(names, s)
-}
-
-func skipSpaceB(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the JSON string starting at b[i].
-func skipString(b []byte, i int) (int, bool) {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
-		}
-	}
-	return 0, false
-}
-
-// skipValue returns the index after the JSON value starting at b[i]; it
-// trusts the text to be JSON (the document was parsed before) and only
-// finds where the value ends.
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e, ok := skipString(b, j)
-				if !ok {
-					return 0, false
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
+	if plain {
+		for _, n := range names {
+			if string(raw) == n {
+				return true
 			}
 		}
-		return 0, false
+		return false
 	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
+	var s string
+	if err := json.Unmarshal(key, &s); err != nil {
+		return true
 	}
-	return j, j > i
+	return contains(names, s)
 }
