@@ -109,19 +109,47 @@ func nextMember(data []byte, i int) (m member, next int, ok bool) {
 
 // EachMember calls fn with the key (a JSON string, quotes included) and
 // the value of each top-level member of the JSON object data, in order,
-// until fn returns false. data must be JSON that json.Valid accepts (a
-// body Settee parsed); ok is false when it is not an object.
+// until fn returns false. It is meant for JSON that json.Valid accepts (a
+// body Settee parsed) and does not check the grammar, but other bytes end
+// it with ok false (or a member that is not JSON), never a panic; ok is
+// false too when data is not an object.
 func EachMember(data []byte, fn func(key, value []byte) bool) (ok bool) {
 	i := skipSpace(data, 0)
 	if i == len(data) || data[i] != '{' {
 		return false
 	}
-	for i++; ; {
-		m, next, more := nextMember(data, i)
-		if !more || !fn(m.key, m.value) {
+	i = skipSpace(data, i+1)
+	for first := true; ; first = false {
+		if i == len(data) {
+			return false
+		}
+		if data[i] == '}' {
 			return true
 		}
-		i = next
+		if !first {
+			if data[i] != ',' {
+				return false
+			}
+			if i = skipSpace(data, i+1); i == len(data) {
+				return false
+			}
+		}
+		if data[i] != '"' {
+			return false
+		}
+		ke := stringEnd(data, i)
+		key := data[i:ke]
+		if i = skipSpace(data, ke); i == len(data) || data[i] != ':' {
+			return false
+		}
+		if i = skipSpace(data, i+1); i == len(data) {
+			return false
+		}
+		ve, _ := valueEnd(data, i)
+		if !fn(key, data[i:ve]) {
+			return true
+		}
+		i = skipSpace(data, ve)
 	}
 }
 

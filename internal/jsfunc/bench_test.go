@@ -23,13 +23,19 @@ func BenchmarkValidate(b *testing.B) {
 	b.Run("doc=1k", func(b *testing.B) {
 		benchValidate(b, "function (newDoc, oldDoc, userCtx, secObj) { if (typeof newDoc.n !== 'number') throw({forbidden: 'n must be a number'}); }", datasetDoc)
 	})
+	// An update of it, by a validator that tests oldDoc first.
+	b.Run("update=1k", func(b *testing.B) {
+		benchValidateOld(b, "function (newDoc, oldDoc, userCtx, secObj) { if (oldDoc && oldDoc.type !== newDoc.type) throw({forbidden: 'type is fixed'}); }", datasetDoc, datasetDoc)
+	})
 }
 
 const smallDoc = `{"_id":"d000000001","_rev":"1-0123456789abcdef0123456789abcdef","n":1,"text":"some body text to store","_revisions":{"start":1,"ids":["0123456789abcdef0123456789abcdef"]}}`
 
 const datasetDoc = `{"_id":"doc-00000003","_rev":"1-0123456789abcdef0123456789abcdef","_revisions":{"start":1,"ids":["0123456789abcdef0123456789abcdef"]},"type":"invoice","n":3,"name":"maple smörgås","email":"ripple.8913@example.com","age":91,"score":185.803,"active":true,"manager":null,"tags":["mosaic"],"address":{"street":"392 raven street","city":"東京","zip":"33524","geo":[36.282427,-146.046705]},"history":[{"ts":1734437811688,"event":"commented","by":"mañana"}],"notes":"yarrow indigo onyx timber meadow stone Ελλάδα mañana hazel garnet pepper stone crème mosaic prairie utopia utopia prairie saffron zephyr summit quiver Zürich kestrel mosaic zephyr kestrel wander onyx naïve garnet onyx kestrel cloud delta timber wander delta lotus onyx prairie 東京 cloud prairie café meadow river quiver lotus Ελλάδα river river nectar juniper alpha naïve juniper pepper naïve vortex utopia juniper summit garnet quartz quiver smörgås nectar wander garnet river cloud Ελλάδα Zürich yarrow falcon café alpha river river meadow raven façade maple orbit harbor pepper lantern smörgås indigo smörgås façade velvet lotus vortex pepper river indigo über lotus saffron lantern prairie quiver Ελλάδα ember lotus copper copper mañana orbit garnet kestrel onyx alpha raven juniper quiver garnet quiver onyx onyx mañana yarrow copper tundra indigo hazel garnet raven mosaic"}`
 
-func benchValidate(b *testing.B, src, newDoc string) {
+func benchValidate(b *testing.B, src, newDoc string) { benchValidateOld(b, src, newDoc, "") }
+
+func benchValidateOld(b *testing.B, src, newDoc, oldDoc string) {
 	r, err := New(nil)
 	if err != nil {
 		b.Fatal(err)
@@ -42,7 +48,7 @@ func benchValidate(b *testing.B, src, newDoc string) {
 	b.ReportAllocs()
 	cpu0 := procstat.CPU()
 	for b.Loop() {
-		if err := r.Validate(src, ddoc, doc, nil, user, sec); err != nil {
+		if err := r.Validate(src, ddoc, doc, json.RawMessage(oldDoc), user, sec); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -126,6 +126,9 @@ func namesAfter(body, param string) []string {
 		}
 		j := skipSpace(body, i)
 		if j == len(body) || body[j] != '.' {
+			if testOnly(body, at, j) {
+				continue
+			}
 			return nil
 		}
 		j = skipSpace(body, j+1)
@@ -142,6 +145,93 @@ func namesAfter(body, param string) []string {
 		}
 		i = n
 	}
+}
+
+// testOnly reports whether the parameter at body[at:] (next: the first
+// non-space byte after it) is only tested, in a way that runs no code of
+// the object's and yields no reference to it: !p, typeof p, if (p) or
+// while (p), and p as the left operand of &&, === or !==, or of == or !=
+// with null or undefined. Validators test oldDoc so (oldDoc && ...,
+// !oldDoc) before they read its members.
+func testOnly(body string, at, next int) bool {
+	p := at - 1
+	for p >= 0 && (body[p] == ' ' || body[p] == '\t' || body[p] == '\n' || body[p] == '\r') {
+		p--
+	}
+	rest := body[next:]
+	// What follows must not reach into the object: p[k], p(...), p`...`,
+	// p?.k.
+	reaches := strings.HasPrefix(rest, "[") || strings.HasPrefix(rest, "(") ||
+		strings.HasPrefix(rest, "`") || strings.HasPrefix(rest, "?.")
+	switch {
+	case p >= 0 && body[p] == '!':
+		return !reaches
+	case wordBefore(body, p+1) == "typeof":
+		return !reaches
+	case p >= 0 && body[p] == '(' && strings.HasPrefix(rest, ")"):
+		w := wordBefore(body, p)
+		return w == "if" || w == "while"
+	}
+	if !operandStart(body, p) {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(rest, "&&"):
+		return !strings.HasPrefix(rest, "&&=")
+	case strings.HasPrefix(rest, "==="), strings.HasPrefix(rest, "!=="):
+		return true
+	case strings.HasPrefix(rest, "=="), strings.HasPrefix(rest, "!="):
+		// Loose equality with null or undefined converts nothing; the
+		// literal must end the comparison (p == null + 1 compares with 1).
+		r := rest[skipSpace(rest, 2):]
+		for _, lit := range []string{"null", "undefined"} {
+			if after, ok := strings.CutPrefix(r, lit); ok && (after == "" || !isWordByte(after[0])) {
+				after = after[skipSpace(after, 0):]
+				for _, end := range []string{")", ";", "&&", "||", "?", ",", "}", ":"} {
+					if strings.HasPrefix(after, end) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// operandStart reports whether body[p] (the last non-space byte before an
+// operand, p < 0 at the start) leaves the operand to the operator after
+// it: an opening bracket or separator, &&, ||, a plain assignment or
+// return, not an operator that would take it first (x + p && y).
+func operandStart(body string, p int) bool {
+	if p < 0 {
+		return true
+	}
+	switch c := body[p]; c {
+	case '(', ',', ';', '{', '}', '?', ':':
+		return true
+	case '&', '|':
+		return p > 0 && body[p-1] == c
+	case '=':
+		return p == 0 || !strings.ContainsRune("=!<>+-*/%&|^", rune(body[p-1]))
+	}
+	return wordBefore(body, p+1) == "return"
+}
+
+// wordBefore returns the word ending just before body[end], spaces
+// skipped.
+func wordBefore(body string, end int) string {
+	e := end
+	for e > 0 && (body[e-1] == ' ' || body[e-1] == '\t' || body[e-1] == '\n' || body[e-1] == '\r') {
+		e--
+	}
+	b := e
+	for b > 0 && isWordByte(body[b-1]) {
+		b--
+	}
+	if b > 0 && body[b-1] == '.' {
+		return "" // a member named so
+	}
+	return body[b:e]
 }
 
 // isWordByte reports whether b can be part of a JavaScript identifier as

@@ -20,7 +20,23 @@ func TestMembersRead(t *testing.T) {
 		{"function (newDoc, oldDoc, userCtx, secObj) { if (!newDoc._deleted && typeof newDoc.type !== 'string') throw({forbidden: 'x'}); }",
 			[4][]string{{"_deleted", "type"}, {}, {}, {}}},
 		{"function(n, o, u) { if (o && o.owner !== u.name) throw({unauthorized: n.owner}); }",
-			[4][]string{{"owner"}, none, {"name"}, none}},
+			[4][]string{{"owner"}, {"owner"}, {"name"}, none}},
+		// Tests of oldDoc that run none of its code and yield no reference.
+		{"function (n, o) { if (!o) return; if (o) {} while (o) { break; } if (typeof o === 'object' && o !== null && o == null) {} return o === n.x ? 1 : 2; }",
+			[4][]string{{"x"}, {}, none, none}},
+		{"function (n, o) { var ok = !!o && (o == undefined || o.a); }", [4][]string{{}, {"a"}, none, none}},
+		// Uses that can yield the object or run its code.
+		{"function (n, o) { var d = o || {}; }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (x + o && y) {} }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (o == null + 1) {} }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (o == 'x') {} }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (!o[k]) {} }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (!o?.k) {} }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { o &&= n; }", [4][]string{none, none, none, none}},
+		{"function (n, o) { var d = a ? o : b; }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { return o; }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { f(o); }", [4][]string{{}, none, none, none}},
+		{"function (n, o) { if (x.if (o)) {} }", [4][]string{{}, none, none, none}},
 		{"function named(a,b) {\n  a . x = 1;\n  return a.\n y.z(b.w[0]);\n}", [4][]string{{"x", "y"}, {"w"}, none, none}},
 		// The object itself, a computed member, optional chaining, a
 		// comment or an escape where a name should be: all of it is sent.
@@ -79,17 +95,17 @@ func TestAppendMembers(t *testing.T) {
 
 // FuzzAppendMembers checks the cut of any JSON object against
 // encoding/json: the members named, with the values they have, and
-// nothing else; other JSON is refused.
+// nothing else; other JSON is refused, and other bytes do not panic.
 func FuzzAppendMembers(f *testing.F) {
 	f.Add([]byte(`{"_id":"a","type":"t","n":[1,{"type":"x"}]}`), "type,n")
 	f.Add([]byte(`{"a":"\"}","b":{"a":[]},"a":2}`), "a")
 	f.Add([]byte(`{"é":1,"\u00e9":2}`), "é")
 	f.Fuzz(func(t *testing.T, doc []byte, list string) {
 		names := strings.Split(list, ",")
+		got, ok := appendMembers(nil, doc, names) // any bytes: no panic
 		if !json.Valid(doc) {
 			return // appendMembers is given JSON Settee made
 		}
-		got, ok := appendMembers(nil, doc, names)
 		var full map[string]any
 		if json.Unmarshal(doc, &full) != nil || full == nil {
 			if ok {
@@ -132,6 +148,8 @@ var projectionCases = []string{
 	"function (d) { try { var k = d.kind; } catch (e) { throw({forbidden: 'caught ' + String(e)}); } throw({forbidden: 'kind ' + k}); }",
 	"function (d) { throw({forbidden: JSON.stringify(d)}); }",
 	"function (d, o, u, s) { if (u.roles.indexOf('_admin') < 0 && s.members.names.length) throw({unauthorized: u.name}); }",
+	"function (n, o) { if (!o) { return; } if (o && o.n !== n.n) throw({forbidden: 'n changed'}); if (typeof o !== 'object' || o === null || o == undefined) throw({forbidden: 'odd'}); }",
+	"function (n, o) { Object.defineProperty(Object.prototype, 'who', {configurable: true, get: function () { return JSON.stringify(this); }}); var w = o && o.who; delete Object.prototype.who; if (w) throw({forbidden: w}); }",
 }
 
 var projectionDocs = []string{datasetDoc, smallDoc, `{"_id":"x","type":7,"owner":"bob","_deleted":true}`, `{"_id":"y","kind":"k","peek":1}`}
