@@ -60,3 +60,34 @@ func FuzzEachMember(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEachElement checks EachElement against encoding/json on JSON arrays,
+// that it refuses other JSON, and that no bytes make it panic.
+func FuzzEachElement(f *testing.F) {
+	for _, s := range []string{`[]`, ` [ 1 , "]" , {"a":[2]} , null ] `, `{"a":1}`, `[1,`, `[1 2]`, `[,]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got []json.RawMessage
+		ok := EachElement(data, func(v []byte) bool {
+			got = append(got, append(json.RawMessage(nil), v...))
+			return true
+		})
+		var want []json.RawMessage
+		if json.Unmarshal(data, &want) != nil || want == nil {
+			if ok && json.Valid(data) {
+				t.Fatalf("%q: walked JSON that is not an array", data)
+			}
+			return
+		}
+		if !ok || len(got) != len(want) {
+			t.Fatalf("%q: %v %d elements, want %d", data, ok, len(got), len(want))
+		}
+		for i := range got {
+			var g, w any
+			if json.Unmarshal(got[i], &g) != nil || json.Unmarshal(want[i], &w) != nil || !reflect.DeepEqual(g, w) {
+				t.Fatalf("%q: element %d %s, want %s", data, i, got[i], want[i])
+			}
+		}
+	})
+}

@@ -153,6 +153,38 @@ func EachMember(data []byte, fn func(key, value []byte) bool) (ok bool) {
 	}
 }
 
+// EachElement calls fn with each element of the JSON array data, in
+// order; ok is false when fn returns false, when data is not an array, or
+// (as with EachMember) when it is not JSON.
+func EachElement(data []byte, fn func(value []byte) bool) (ok bool) {
+	i := skipSpace(data, 0)
+	if i == len(data) || data[i] != '[' {
+		return false
+	}
+	i = skipSpace(data, i+1)
+	for first := true; ; first = false {
+		if i == len(data) {
+			return false
+		}
+		if data[i] == ']' {
+			return true
+		}
+		if !first {
+			if data[i] != ',' {
+				return false
+			}
+			if i = skipSpace(data, i+1); i == len(data) {
+				return false
+			}
+		}
+		ve, _ := valueEnd(data, i)
+		if !fn(data[i:ve]) {
+			return false
+		}
+		i = skipSpace(data, ve)
+	}
+}
+
 // plainString returns the contents of the raw JSON string s when they need
 // no decoding: no escapes and valid UTF-8 (json.Unmarshal would replace
 // invalid bytes).

@@ -261,7 +261,33 @@ func (r *Runtime) validator(source string, ddoc json.RawMessage) (validatorReg, 
 // Filter runs a filter function of ddoc on documents (a JSON array) with
 // req (JSON: CouchDB's request object) and returns whether each passes.
 func (r *Runtime) Filter(source string, ddoc, docs, req json.RawMessage) ([]bool, error) {
-	ok, err := r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)))
+	members, err := r.filterMembers(source)
+	if err != nil {
+		return nil, err
+	}
+	docsArg, reqArg, proj := docs, orNull(req), 0
+	if !r.whole {
+		if members[0] != nil {
+			if cut, ok := cutElements(docs, members[0]); ok {
+				docsArg, proj = cut, proj|1
+			}
+		}
+		if members[1] != nil && string(reqArg) != "null" {
+			if cut, ok := appendMembers(nil, reqArg, members[1]); ok {
+				reqArg, proj = cut, proj|2
+			}
+		}
+	}
+	ok, err := r.call("__filter", source, string(orNull(ddoc)), string(docsArg), string(reqArg), proj)
+	switch {
+	case errors.Is(err, errNeedFull):
+		ok, err = r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)), 0)
+	case errors.Is(err, errNeedFresh):
+		if err := r.restart(); err != nil {
+			return nil, err
+		}
+		ok, err = r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)), 0)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +296,42 @@ func (r *Runtime) Filter(source string, ddoc, docs, req json.RawMessage) ([]bool
 		return nil, fmt.Errorf("decode filter answer: %w", err)
 	}
 	return out, nil
+}
+
+// filterMembers returns the members of doc and req that filter source
+// names (nil: the whole object), registering them in the engine the
+// first time.
+func (r *Runtime) filterMembers(source string) ([2][]string, error) {
+	if m, ok := r.filters[source]; ok {
+		return *m, nil
+	}
+	if len(r.filters) >= maxValidators {
+		if _, err := r.call("__resetFilters"); err != nil {
+			return [2][]string{}, err
+		}
+		r.filters = nil
+	}
+	ok, err := r.call("__filterText", source)
+	if err != nil {
+		return [2][]string{}, err
+	}
+	var text string
+	if err := json.Unmarshal(ok, &text); err != nil {
+		return [2][]string{}, fmt.Errorf("decode filter text: %w", err)
+	}
+	read := membersRead(text)
+	m := [2][]string{read[0], read[1]}
+	if m[0] != nil || m[1] != nil {
+		names, _ := json.Marshal(m)
+		if _, err := r.call("__setFilterMembers", source, string(names)); err != nil {
+			return [2][]string{}, err
+		}
+	}
+	if r.filters == nil {
+		r.filters = map[string]*[2][]string{}
+	}
+	r.filters[source] = &m
+	return m, nil
 }
 
 func orNull(b json.RawMessage) json.RawMessage {

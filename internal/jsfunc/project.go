@@ -310,6 +310,27 @@ func appendMembers(dst []byte, doc []byte, names []string) ([]byte, bool) {
 	return append(dst, '}'), true
 }
 
+// cutElements is the JSON array docs with each element cut to names by
+// appendMembers; ok is false when docs is not an array of objects.
+func cutElements(docs []byte, names []string) ([]byte, bool) {
+	out := make([]byte, 0, 64)
+	out = append(out, '[')
+	n := 0
+	ok := couchdoc.EachElement(docs, func(v []byte) bool {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		var cut bool
+		out, cut = appendMembers(out, v, names)
+		return cut
+	})
+	if !ok {
+		return nil, false
+	}
+	return append(out, ']'), true
+}
+
 // wanted reports whether the JSON string key (quotes included) is one of
 // names; a key with escapes or non-ASCII bytes is decoded first (invalid
 // UTF-8 reads as U+FFFD, as the engine reads it).

@@ -210,14 +210,17 @@ func TestProjectionUnseen(t *testing.T) {
 	}
 }
 
-// FuzzProjectionUnseen is TestProjectionUnseen and TestMapProjectionUnseen
-// on mutated function texts.
+// FuzzProjectionUnseen is TestProjectionUnseen, TestMapProjectionUnseen
+// and TestFilterProjectionUnseen on mutated function texts.
 func FuzzProjectionUnseen(f *testing.F) {
 	for _, src := range projectionCases {
 		f.Add(src, datasetDoc)
 	}
 	for _, set := range mapProjectionSets {
 		f.Add(set[len(set)-1], datasetDoc)
+	}
+	for _, src := range filterProjectionCases {
+		f.Add(src, datasetDoc)
 	}
 	f.Add("function (d) { if (d.a + d.b > d.c) throw({forbidden: d.a}); }", `{"a":1,"b":"2","c":null}`)
 	// Both engines live across inputs, as in a pool, and start again
@@ -270,6 +273,22 @@ func FuzzProjectionUnseen(f *testing.F) {
 		}
 		if rows[0] != rows[1] {
 			t.Fatalf("map %s on %s: %s, want %s", src, doc, rows[0], rows[1])
+		}
+		// And as a filter.
+		var passes [2]string
+		req := json.RawMessage(`{"query":{"a":"1"},"userCtx":{"name":"bob","roles":[]}}`)
+		for i, r := range rts {
+			if !r.Usable() {
+				return
+			}
+			out, err := r.Filter(src, nil, json.RawMessage("["+doc+"]"), req)
+			if errors.Is(err, ErrTimeout) || errors.Is(err, ErrMemory) {
+				return
+			}
+			passes[i] = fmt.Sprint(out, err)
+		}
+		if passes[0] != passes[1] {
+			t.Fatalf("filter %s on %s: %s, want %s", src, doc, passes[0], passes[1])
 		}
 	})
 }
@@ -337,5 +356,62 @@ func TestMapProjectionUnseen(t *testing.T) {
 	}
 	if want := len(mapProjectionSets) - 2; cut != want || fresh == 0 {
 		t.Errorf("%d sets cut (want %d: all but the strict one and the one emitting doc), %d restarts (want some)", cut, want, fresh)
+	}
+}
+
+// filterProjectionCases are filters that must answer the same whether they
+// get whole documents and req or only the members they name.
+var filterProjectionCases = []string{
+	"function (doc, req) { return doc.owner === req.userCtx.name; }",
+	"function (doc, req) { return doc.type === req.query.type; }",
+	"function (doc, req) { if (doc._deleted) return true; doc.x = 1; return doc.x === 1 && !doc.missing; }",
+	"function (doc, req) { Object.defineProperty(Object.prototype, 'peek', {configurable: true, get: function () { return Object.keys(this).length > 3; }}); var p = doc.peek; delete Object.prototype.peek; return !!p; }",
+	"function (doc, req) { Object.defineProperty(Object.prototype, 'rq', {configurable: true, get: function () { return 'peer' in this; }}); var p = req.rq; delete Object.prototype.rq; return !!p; }",
+	"function (doc) { return JSON.stringify(doc).length > 100; }",
+	"function (doc) { return doc.address.city.length > 1; }",
+}
+
+// TestFilterProjectionUnseen runs every filter on batches of documents in
+// an engine that cuts doc and req and one that never does.
+func TestFilterProjectionUnseen(t *testing.T) {
+	var rts [2]*Runtime
+	start := func() {
+		for i := range rts {
+			rts[i].Close()
+			r, err := New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rts[i] = r
+		}
+		rts[1].whole = true
+	}
+	rts[0], rts[1] = &Runtime{}, &Runtime{}
+	start()
+	defer func() { rts[0].Close(); rts[1].Close() }()
+	req := json.RawMessage(`{"method":"GET","query":{"type":"invoice"},"userCtx":{"db":"db","name":"bob","roles":[]},"peer":"127.0.0.1"}`)
+	batches := []string{"[" + datasetDoc + "]", "[" + smallDoc + `,{"_id":"x","owner":"bob","type":"invoice"},{"_id":"y","_deleted":true}]`, `[{"_id":"z","address":{"city":"Oslo"}}]`}
+	cut, fresh := 0, 0
+	for _, src := range filterProjectionCases {
+		for _, docs := range batches {
+			var answers [2]string
+			for i, r := range rts {
+				out, err := r.Filter(src, nil, json.RawMessage(docs), req)
+				answers[i] = fmt.Sprint(out, err)
+			}
+			if answers[0] != answers[1] {
+				t.Fatalf("%s on %.60s: %s, want %s", src, docs, answers[0], answers[1])
+			}
+			if rts[0].restarts > 0 {
+				fresh++
+				start()
+			}
+		}
+		if m := membersRead(src); m[0] != nil {
+			cut++
+		}
+	}
+	if cut != len(filterProjectionCases)-1 || fresh == 0 {
+		t.Errorf("%d filters cut (want all but the one using doc whole), %d restarts (want some)", cut, fresh)
 	}
 }

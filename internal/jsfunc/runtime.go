@@ -64,6 +64,9 @@ type Runtime struct {
 	maps *mapSet
 	// cut is Map's buffer for the members sent.
 	cut []byte
+	// filters are the members of doc and req each filter (by source)
+	// names, registered in the engine (project.go).
+	filters map[string]*[2][]string
 	// whole turns off project.go's cut of the arguments (tests compare
 	// the two); restarts counts the engines restart replaced.
 	whole    bool
@@ -104,7 +107,7 @@ func New(opts *Options) (*Runtime, error) {
 }
 
 // entryPoints are the functions of sandbox.js that call runs.
-var entryPoints = []string{"__check", "__setMaps", "__setMapMembers", "__map", "__reduce", "__setValidator", "__resetValidators", "__setMembers", "__validate", "__filter"}
+var entryPoints = []string{"__check", "__setMaps", "__setMapMembers", "__map", "__reduce", "__setValidator", "__resetValidators", "__setMembers", "__validate", "__filterText", "__setFilterMembers", "__resetFilters", "__filter"}
 
 // okTrue is what sandbox.js answers for a call that returned true and
 // logged nothing, without encoding it.
@@ -150,7 +153,7 @@ func (r *Runtime) restart() error {
 		return err
 	}
 	r.vm, r.entries, r.broken = fresh.vm, fresh.entries, false
-	r.validators, r.nValidators, r.maps = nil, 0, nil
+	r.validators, r.nValidators, r.maps, r.filters = nil, 0, nil, nil
 	r.restarts++
 	if maps != nil {
 		return r.SetMaps(maps.sources, maps.lib)

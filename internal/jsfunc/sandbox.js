@@ -306,14 +306,51 @@ function __validate(n, argsJSON, proj) {
     return JSON.stringify(r);
   }
 }
-// __filter runs a filter function over documents: one boolean each.
-function __filter(source, ddocJSON, docsJSON, reqJSON) {
+// Filters' cut arguments (project.go), by source: the accessors for the
+// members of doc and of req a filter names, and all those names.
+var __filterCuts = Object.create(null);
+// __filterText compiles a filter and answers its text.
+function __filterText(source) {
+  try { return __result(Function.prototype.toString.call(__compile(source))); } catch (e) { return __failure(e); }
+}
+// __setFilterMembers names the members of doc and req Go sends alone to
+// filter source ([names or null, names or null]).
+function __setFilterMembers(source, namesJSON) {
+  var names = JSON.parse(namesJSON), c = { absent: [null, null], names: [] };
+  for (var i = 0; i < 2; i++) {
+    if (names[i] === null) continue;
+    c.absent[i] = __absentProto(names[i]);
+    c.names = c.names.concat(names[i]);
+  }
+  __filterCuts[source] = c;
+  return __result(true);
+}
+function __resetFilters() { __filterCuts = Object.create(null); return __result(true); }
+// __filter runs a filter function over documents: one boolean each. Bit 0
+// of proj says the documents hold only the members it names, bit 1 that
+// req does (see __validate for the answers asking for all of them).
+function __filter(source, ddocJSON, docsJSON, reqJSON, proj) {
   try {
     var ddoc = __designDoc(ddocJSON);
     var f = __compile(source);
     __useRoot(ddocJSON);
+    var c = null;
+    if (proj) {
+      c = __filterCuts[source];
+      if (c === undefined) return __fullAnswer;
+      for (var k = 0; k < c.names.length; k++) if (c.names[k] in __objectProto) return __fullAnswer;
+    }
     var docs = JSON.parse(docsJSON), req = JSON.parse(reqJSON), out = [];
-    for (var i = 0; i < docs.length; i++) out.push(!!f.call(ddoc, docs[i], req));
+    if (proj & 2) Object.setPrototypeOf(req, c.absent[1]);
+    __needFull = false;
+    for (var i = 0; i < docs.length && !__needFull; i++) {
+      if (proj & 1) Object.setPrototypeOf(docs[i], c.absent[0]);
+      out.push(!!f.call(ddoc, docs[i], req));
+    }
+    if (__needFull) { __logs = []; return __freshAnswer; }
     return __result(out);
-  } catch (e) { return __failure(e); }
+  } catch (e) {
+    if (__needFull) { __logs = []; return __freshAnswer; }
+    return __failure(e);
+  }
 }
