@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 )
 
-// attachmentJSON is one attachment as it travels in _attachments.
+// attachmentJSON is one attachment as it travels in _attachments, its
+// members in CouchDB's order.
 type attachmentJSON struct {
 	ContentType string  `json:"content_type,omitempty"`
+	RevPos      int     `json:"revpos,omitempty"`
 	Digest      string  `json:"digest,omitempty"`
 	Length      *int64  `json:"length,omitempty"`
-	RevPos      int     `json:"revpos,omitempty"`
 	Stub        bool    `json:"stub,omitempty"`
 	Follows     bool    `json:"follows,omitempty"`
 	Data        *string `json:"data,omitempty"`

@@ -288,3 +288,22 @@ func TestMultipartUploadGzipPart(t *testing.T) {
 		t.Fatalf("stub: %v", a)
 	}
 }
+
+// TestAttachmentMembersOrder checks the members of attachment stubs and
+// inline attachments in CouchDB 3.5's order, as it sends them (the same
+// order design-funcs.jsonl records a map function seeing).
+func TestAttachmentMembersOrder(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	ts.must(201, "PUT", "/db/a", map[string]any{"_attachments": map[string]any{
+		"b.bin": map[string]any{"content_type": "application/octet-stream", "data": "aGVsbG8="}}})
+	for _, c := range []struct{ path, want string }{
+		{"/db/a", `{"content_type":"application/octet-stream","revpos":1,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"stub":true}`},
+		{"/db/a?attachments=true", `{"content_type":"application/octet-stream","revpos":1,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","data":"aGVsbG8="}`},
+		{"/db/_changes?include_docs=true", `{"content_type":"application/octet-stream","revpos":1,"digest":"md5-XUFAKrxLKna5cZ2REBfFkg==","length":5,"stub":true}`},
+	} {
+		if r := ts.must(200, "GET", c.path, nil); !strings.Contains(string(r.body), `"b.bin":`+c.want) {
+			t.Errorf("GET %s: %s, want the attachment as %s", c.path, r.body, c.want)
+		}
+	}
+}

@@ -45,12 +45,13 @@ func writeDocJSON(w io.Writer, doc *couchdoc.Doc) error {
 			bw.WriteByte(',')
 		}
 		writeJSONString(bw, name)
+		// CouchDB's order of the members.
 		bw.WriteString(`:{"content_type":`)
 		writeJSONString(bw, a.ContentType)
-		bw.WriteString(`,"digest":`)
-		writeJSONString(bw, a.Digest)
 		bw.WriteString(`,"revpos":`)
 		writeJSONValue(bw, a.RevPos)
+		bw.WriteString(`,"digest":`)
+		writeJSONString(bw, a.Digest)
 		switch {
 		case a.Stub:
 			// Stubs carry their length; inline data does not, as in CouchDB.
