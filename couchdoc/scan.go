@@ -114,74 +114,65 @@ func nextMember(data []byte, i int) (m member, next int, ok bool) {
 // it with ok false (or a member that is not JSON), never a panic; ok is
 // false too when data is not an object.
 func EachMember(data []byte, fn func(key, value []byte) bool) (ok bool) {
-	i := skipSpace(data, 0)
-	if i == len(data) || data[i] != '{' {
-		return false
-	}
-	i = skipSpace(data, i+1)
-	for first := true; ; first = false {
-		if i == len(data) {
-			return false
-		}
-		if data[i] == '}' {
-			return true
-		}
-		if !first {
-			if data[i] != ',' {
-				return false
-			}
-			if i = skipSpace(data, i+1); i == len(data) {
-				return false
-			}
-		}
+	ok, _ = eachItem(data, '{', '}', func(i int) (int, bool) {
 		if data[i] != '"' {
-			return false
+			return 0, false
 		}
 		ke := stringEnd(data, i)
 		key := data[i:ke]
 		if i = skipSpace(data, ke); i == len(data) || data[i] != ':' {
-			return false
+			return 0, false
 		}
 		if i = skipSpace(data, i+1); i == len(data) {
-			return false
+			return 0, false
 		}
 		ve, _ := valueEnd(data, i)
-		if !fn(key, data[i:ve]) {
-			return true
-		}
-		i = skipSpace(data, ve)
-	}
+		return ve, fn(key, data[i:ve])
+	})
+	return ok
 }
 
 // EachElement calls fn with each element of the JSON array data, in
 // order; ok is false when fn returns false, when data is not an array, or
 // (as with EachMember) when it is not JSON.
 func EachElement(data []byte, fn func(value []byte) bool) (ok bool) {
+	ok, stopped := eachItem(data, '[', ']', func(i int) (int, bool) {
+		ve, _ := valueEnd(data, i)
+		return ve, fn(data[i:ve])
+	})
+	return ok && !stopped
+}
+
+// eachItem walks the items of the object or array (open, close) data,
+// item reading the one at i and answering where it ends and whether to go
+// on; ok is false when data is not such a value or ends short, stopped
+// true when item said to stop.
+func eachItem(data []byte, open, close byte, item func(i int) (end int, more bool)) (ok, stopped bool) {
 	i := skipSpace(data, 0)
-	if i == len(data) || data[i] != '[' {
-		return false
+	if i == len(data) || data[i] != open {
+		return false, false
 	}
 	i = skipSpace(data, i+1)
 	for first := true; ; first = false {
 		if i == len(data) {
-			return false
+			return false, false
 		}
-		if data[i] == ']' {
-			return true
+		if data[i] == close {
+			return true, false
 		}
 		if !first {
 			if data[i] != ',' {
-				return false
+				return false, false
 			}
 			if i = skipSpace(data, i+1); i == len(data) {
-				return false
+				return false, false
 			}
 		}
-		ve, _ := valueEnd(data, i)
-		if !fn(data[i:ve]) {
-			return false
+		end, more := item(i)
+		if !more {
+			return end > 0, true
 		}
-		i = skipSpace(data, ve)
+		i = skipSpace(data, end)
 	}
 }
 

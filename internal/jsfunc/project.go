@@ -115,15 +115,11 @@ func splitFunction(fn string) (params []string, body string, ok bool) {
 func namesAfter(body, param string) []string {
 	names := []string{}
 	for i := 0; ; {
-		k := strings.Index(body[i:], param)
-		if k < 0 {
+		at := wordAt(body, param, i)
+		if at < 0 {
 			return names
 		}
-		at := i + k
 		i = at + len(param)
-		if (at > 0 && isWordByte(body[at-1])) || (i < len(body) && isWordByte(body[i])) {
-			continue
-		}
 		j := skipSpace(body, i)
 		if j == len(body) || body[j] != '.' {
 			if testOnly(body, at, j) {
@@ -255,16 +251,20 @@ func isIdent(s string) bool {
 	return true
 }
 
-func hasWord(s, w string) bool {
-	for i := 0; ; {
+func hasWord(s, w string) bool { return wordAt(s, w, 0) >= 0 }
+
+// wordAt returns the index of the first occurrence of the word w in s at
+// or after from, not part of a longer word (isWordByte), or -1.
+func wordAt(s, w string, from int) int {
+	for i := from; ; {
 		k := strings.Index(s[i:], w)
 		if k < 0 {
-			return false
+			return -1
 		}
 		at := i + k
 		i = at + len(w)
 		if (at == 0 || !isWordByte(s[at-1])) && (i == len(s) || !isWordByte(s[i])) {
-			return true
+			return at
 		}
 	}
 }

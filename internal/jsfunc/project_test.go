@@ -159,23 +159,9 @@ var projectionDocs = []string{datasetDoc, smallDoc, `{"_id":"x","type":7,"owner"
 // answers and the log lines must be the same.
 func TestProjectionUnseen(t *testing.T) {
 	var logs [2][]string
-	var rts [2]*Runtime
-	// start gives both sides new engines: a projected call that had to be
-	// made again in a fresh engine restarted its own.
-	start := func() {
-		for i := range rts {
-			rts[i].Close()
-			r, err := New(&Options{Log: func(l string) { logs[i] = append(logs[i], l) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rts[i] = r
-		}
-		rts[1].whole = true
-	}
-	rts[0], rts[1] = &Runtime{}, &Runtime{}
-	start()
-	defer func() { rts[0].Close(); rts[1].Close() }()
+	rts, start := enginePair(t, func(i int) *Options {
+		return &Options{Log: func(l string) { logs[i] = append(logs[i], l) }}
+	})
 	fresh := 0
 	user := json.RawMessage(`{"db":"db","name":"bob","roles":["member"]}`)
 	sec := json.RawMessage(`{"members":{"names":["bob"]},"admins":{}}`)
@@ -315,21 +301,9 @@ var mapProjectionSets = [][]string{
 // rows and the log lines must be the same.
 func TestMapProjectionUnseen(t *testing.T) {
 	var logs [2][]string
-	var rts [2]*Runtime
-	start := func() {
-		for i := range rts {
-			rts[i].Close()
-			r, err := New(&Options{Log: func(l string) { logs[i] = append(logs[i], l) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rts[i] = r
-		}
-		rts[1].whole = true
-	}
-	rts[0], rts[1] = &Runtime{}, &Runtime{}
-	start()
-	defer func() { rts[0].Close(); rts[1].Close() }()
+	rts, start := enginePair(t, func(i int) *Options {
+		return &Options{Log: func(l string) { logs[i] = append(logs[i], l) }}
+	})
 	cut, fresh := 0, 0
 	for _, set := range mapProjectionSets {
 		for _, doc := range projectionDocs {
@@ -374,21 +348,7 @@ var filterProjectionCases = []string{
 // TestFilterProjectionUnseen runs every filter on batches of documents in
 // an engine that cuts doc and req and one that never does.
 func TestFilterProjectionUnseen(t *testing.T) {
-	var rts [2]*Runtime
-	start := func() {
-		for i := range rts {
-			rts[i].Close()
-			r, err := New(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rts[i] = r
-		}
-		rts[1].whole = true
-	}
-	rts[0], rts[1] = &Runtime{}, &Runtime{}
-	start()
-	defer func() { rts[0].Close(); rts[1].Close() }()
+	rts, start := enginePair(t, func(int) *Options { return nil })
 	req := json.RawMessage(`{"method":"GET","query":{"type":"invoice"},"userCtx":{"db":"db","name":"bob","roles":[]},"peer":"127.0.0.1"}`)
 	batches := []string{"[" + datasetDoc + "]", "[" + smallDoc + `,{"_id":"x","owner":"bob","type":"invoice"},{"_id":"y","_deleted":true}]`, `[{"_id":"z","address":{"city":"Oslo"}}]`}
 	cut, fresh := 0, 0
@@ -414,4 +374,25 @@ func TestFilterProjectionUnseen(t *testing.T) {
 	if cut != len(filterProjectionCases)-1 || fresh == 0 {
 		t.Errorf("%d filters cut (want all but the one using doc whole), %d restarts (want some)", cut, fresh)
 	}
+}
+
+// enginePair starts an engine that cuts arguments and one that never does
+// (rts[1].whole), and again on each call of start: a restart of one leaves
+// the two apart. opts gives engine i's options.
+func enginePair(t *testing.T, opts func(i int) *Options) (*[2]*Runtime, func()) {
+	rts := &[2]*Runtime{{}, {}}
+	start := func() {
+		for i := range rts {
+			rts[i].Close()
+			r, err := New(opts(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rts[i] = r
+		}
+		rts[1].whole = true
+	}
+	start()
+	t.Cleanup(func() { rts[0].Close(); rts[1].Close() })
+	return rts, start
 }
