@@ -19,9 +19,10 @@ type attachmentJSON struct {
 	Encoding    string  `json:"encoding,omitempty"`
 }
 
-// MarshalJSON encodes the document as CouchDB sends it: _id, _rev and
-// _deleted first, then the user's fields, then _attachments, _revisions and
-// the read-only members that are set. A streamed attachment is written as
+// MarshalJSON encodes the document as CouchDB sends it: _id and _rev, the
+// user's fields, _deleted, then _revisions and the read-only members that
+// are set (_revs_info, _conflicts, _deleted_conflicts, _local_seq), then
+// _attachments, in CouchDB 3.5's order. A streamed attachment is written as
 // "follows" (its bytes travel in a multipart body).
 func (doc *Doc) MarshalJSON() ([]byte, error) {
 	return doc.AppendJSON(make([]byte, 0, len(doc.Body)+128))
@@ -48,10 +49,6 @@ func (doc *Doc) AppendJSON(dst []byte) ([]byte, error) {
 		member("_rev")
 		dst = AppendJSONString(dst, doc.Rev, true)
 	}
-	if doc.Deleted {
-		member("_deleted")
-		dst = append(dst, "true"...)
-	}
 	if inner := bodyMembers(doc.Body); len(inner) > 0 {
 		if !first {
 			dst = append(dst, ',')
@@ -59,13 +56,9 @@ func (doc *Doc) AppendJSON(dst []byte) ([]byte, error) {
 		first = false
 		dst = append(dst, inner...)
 	}
-	if len(doc.Attachments) > 0 {
-		member("_attachments")
-		b, err := json.Marshal(doc.attachmentsJSON())
-		if err != nil {
-			return nil, err
-		}
-		dst = append(dst, b...)
+	if doc.Deleted {
+		member("_deleted")
+		dst = append(dst, "true"...)
 	}
 	for _, m := range []struct {
 		key string
@@ -73,9 +66,9 @@ func (doc *Doc) AppendJSON(dst []byte) ([]byte, error) {
 		set bool
 	}{
 		{"_revisions", doc.Revisions, doc.Revisions != nil},
+		{"_revs_info", doc.RevsInfo, len(doc.RevsInfo) > 0},
 		{"_conflicts", doc.Conflicts, len(doc.Conflicts) > 0},
 		{"_deleted_conflicts", doc.DeletedConflicts, len(doc.DeletedConflicts) > 0},
-		{"_revs_info", doc.RevsInfo, len(doc.RevsInfo) > 0},
 		{"_local_seq", doc.LocalSeq, doc.LocalSeq > 0},
 	} {
 		if !m.set {
@@ -86,6 +79,14 @@ func (doc *Doc) AppendJSON(dst []byte) ([]byte, error) {
 			return nil, err
 		}
 		member(m.key)
+		dst = append(dst, b...)
+	}
+	if len(doc.Attachments) > 0 {
+		member("_attachments")
+		b, err := json.Marshal(doc.attachmentsJSON())
+		if err != nil {
+			return nil, err
+		}
 		dst = append(dst, b...)
 	}
 	return append(dst, '}'), nil

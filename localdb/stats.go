@@ -9,15 +9,16 @@ import (
 	"github.com/settee/settee/localdb/revtree"
 )
 
-// Sizes are a store's sizes as CouchDB's GET /{db} reports them.
+// Sizes are a store's sizes as CouchDB's GET /{db} reports them (in its
+// order).
 type Sizes struct {
 	// File is the database file's size in bytes (the WAL not counted).
 	File int64 `json:"file"`
-	// Active is the part of the file in use: File less the free pages.
-	Active int64 `json:"active"`
 	// External is the data as the application sees it: the bytes of the
 	// stored revision bodies and of the attachment content.
 	External int64 `json:"external"`
+	// Active is the part of the file in use: File less the free pages.
+	Active int64 `json:"active"`
 }
 
 // Stats is a store's detailed account of its space and contents.

@@ -68,8 +68,32 @@ func (s *Server) serveDBsInfo(w http.ResponseWriter, r *http.Request, _ *call) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// dbInfo is GET /{db}'s answer, its members in CouchDB's order.
+type dbInfo struct {
+	InstanceStartTime string         `json:"instance_start_time"`
+	DBName            string         `json:"db_name"`
+	PurgeSeq          int64          `json:"purge_seq"`
+	UpdateSeq         int64          `json:"update_seq"`
+	Sizes             *localdb.Sizes `json:"sizes"`
+	Props             struct{}       `json:"props"`
+	DocDelCount       int64          `json:"doc_del_count"`
+	DocCount          int64          `json:"doc_count"`
+	DiskFormatVersion int            `json:"disk_format_version"`
+	CompactRunning    bool           `json:"compact_running"`
+	Cluster           dbInfoCluster  `json:"cluster"`
+}
+
+// dbInfoCluster is a single node holding a single shard of every
+// database.
+type dbInfoCluster struct {
+	Q int `json:"q"`
+	N int `json:"n"`
+	W int `json:"w"`
+	R int `json:"r"`
+}
+
 // dbInfo is GET /{db}'s answer.
-func (s *Server) dbInfo(ctx context.Context, name string) (map[string]any, error) {
+func (s *Server) dbInfo(ctx context.Context, name string) (*dbInfo, error) {
 	db, err := s.openDB(ctx, name)
 	if err != nil {
 		return nil, err
@@ -82,18 +106,9 @@ func (s *Server) dbInfo(ctx context.Context, name string) (map[string]any, error
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{
-		"db_name":             name,
-		"doc_count":           info.DocCount,
-		"doc_del_count":       info.DocDelCount,
-		"update_seq":          info.UpdateSeq,
-		"purge_seq":           info.PurgeSeq,
-		"compact_running":     false,
-		"disk_format_version": 8,
-		"instance_start_time": s.start,
-		"sizes":               sizes,
-		"props":               map[string]any{},
-		// A single node holding a single shard of every database.
-		"cluster": map[string]int{"q": 1, "n": 1, "w": 1, "r": 1},
+	return &dbInfo{
+		InstanceStartTime: s.start, DBName: name, PurgeSeq: info.PurgeSeq, UpdateSeq: info.UpdateSeq,
+		Sizes: sizes, DocDelCount: info.DocDelCount, DocCount: info.DocCount, DiskFormatVersion: 8,
+		Cluster: dbInfoCluster{Q: 1, N: 1, W: 1, R: 1},
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,4 +307,53 @@ func TestAttachmentMembersOrder(t *testing.T) {
 			t.Errorf("GET %s: %s, want the attachment as %s", c.path, r.body, c.want)
 		}
 	}
+}
+
+// TestMembersInCouchDBOrder checks the order of a document's members
+// (_id, _rev, the body, _deleted, _revisions, _revs_info, _conflicts,
+// _deleted_conflicts, _local_seq, _attachments), of a database's info and
+// of a _bulk_get error, as CouchDB 3.5.0 sends them (our build, 2026-11-29).
+func TestMembersInCouchDBOrder(t *testing.T) {
+	ts := newTServer(t, Config{})
+	ts.must(201, "PUT", "/db", nil)
+	ts.must(201, "POST", "/db/_bulk_docs", map[string]any{"new_edits": false, "docs": []map[string]any{
+		{"_id": "e", "_rev": "1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "x": 1},
+		{"_id": "e", "_rev": "1-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "x": 2},
+		{"_id": "e", "_rev": "1-cccccccccccccccccccccccccccccccc", "x": 3, "_deleted": true},
+		{"_id": "f", "_rev": "1-dddddddddddddddddddddddddddddddd", "z": 1, "_deleted": true}}})
+	ts.must(201, "PUT", "/db/e/t.bin?rev=1-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb", "hi", "Content-Type", "application/octet-stream")
+	for _, c := range []struct {
+		path string
+		want []string
+	}{
+		{"/db/e?revs=true&revs_info=true&conflicts=true&deleted_conflicts=true&local_seq=true",
+			[]string{"_id", "_rev", "x", "_revisions", "_revs_info", "_conflicts", "_deleted_conflicts", "_local_seq", "_attachments"}},
+		{"/db/f?rev=1-dddddddddddddddddddddddddddddddd&revs=true", []string{"_id", "_rev", "z", "_deleted", "_revisions"}},
+		{"/db", []string{"instance_start_time", "db_name", "purge_seq", "update_seq", "sizes", "props", "doc_del_count", "doc_count", "disk_format_version", "compact_running", "cluster"}},
+	} {
+		if got := topKeys(t, ts.must(200, "GET", c.path, nil).body); !slices.Equal(got, c.want) {
+			t.Errorf("GET %s: members %q, want %q", c.path, got, c.want)
+		}
+	}
+	r := ts.must(200, "POST", "/db/_bulk_get", map[string]any{"docs": []map[string]string{{"id": "nope"}}})
+	if !strings.Contains(string(r.body), `{"error":{"rev":"undefined","reason":"missing","id":"nope","error":"not_found"}}`) {
+		t.Errorf("_bulk_get of a missing document: %s", r.body)
+	}
+}
+
+// topKeys returns the names of a JSON object's members, in order.
+func topKeys(t *testing.T, body []byte) []string {
+	t.Helper()
+	var keys []string
+	if !couchdoc.EachMember(body, func(key, _ []byte) bool {
+		var k string
+		if err := json.Unmarshal(key, &k); err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+		return true
+	}) {
+		t.Fatalf("not a JSON object: %s", body)
+	}
+	return keys
 }

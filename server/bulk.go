@@ -16,6 +16,14 @@ import (
 // to parsing: one malformed document refuses the whole request with 400
 // and writes nothing. With new_edits=false only failures are listed, as
 // CouchDB does.
+// bulkGetError is an item's error in a _bulk_get answer.
+type bulkGetError struct {
+	Rev    any    `json:"rev"`
+	Reason string `json:"reason"`
+	ID     any    `json:"id"`
+	Error  string `json:"error"`
+}
+
 func (s *Server) serveBulkDocs(w http.ResponseWriter, r *http.Request, db *localdb.DB) {
 	if r.Method != http.MethodPost {
 		s.writeError(w, r, methodNotAllowed("POST"))
@@ -511,7 +519,10 @@ func writeBulkGetJSON(w io.Writer, item bulkGetItem, docs []*couchdoc.Doc, errs 
 		n++
 		ce := toCouchError(e)
 		id, rev := item.errorIDRev()
-		b, _ := jsonMarshal(map[string]any{"error": map[string]any{"id": id, "rev": rev, "error": ce.Name, "reason": ce.Reason}})
+		// CouchDB's order of the members.
+		b, _ := jsonMarshal(struct {
+			Error bulkGetError `json:"error"`
+		}{bulkGetError{Rev: rev, Reason: ce.Reason, ID: id, Error: ce.Name}})
 		w.Write(b)
 	}
 	_, err := w.Write([]byte("]}"))
