@@ -86,18 +86,7 @@ const authIterations = 1000
 
 func TestCouchDB35Auth(t *testing.T) {
 	t.Parallel()
-	var script authScript
-	b, err := os.ReadFile(authDir + "auth.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &script); err != nil {
-		t.Fatal(err)
-	}
-	exchanges, err := couchcorpus.ReadExchanges(authDir + "auth.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script, exchanges := readAuthScript(t, "auth")
 	rsaPub, err := jwt.ParseRSAPublicKeyFromPEM(readFile(t, authDir+script.JWTKeys["rsa_public"]))
 	if err != nil {
 		t.Fatal(err)
@@ -120,10 +109,32 @@ func TestCouchDB35Auth(t *testing.T) {
 			RolesClaimPath: "_couchdb.roles",
 		},
 	})
-	rp := &authReplay{t: t, base: ts.url, script: script, cookies: map[string]string{},
-		saved: map[string]any{"run": "a1b2c3"}, mapper: couchcorpus.NewMapper(),
-		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	rp := newAuthReplay(t, ts.url, script)
+	rp.saved["run"] = "a1b2c3"
 	rp.replay(exchanges, "couchdb35-extra/auth")
+}
+
+// readAuthScript reads testdata/couchdb35-extra's script name.json and
+// its recording name.jsonl.
+func readAuthScript(t *testing.T, name string) (authScript, []couchcorpus.Exchange) {
+	t.Helper()
+	var script authScript
+	if err := json.Unmarshal(readFile(t, authDir+name+".json"), &script); err != nil {
+		t.Fatal(err)
+	}
+	exchanges, err := couchcorpus.ReadExchanges(authDir + name + ".jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return script, exchanges
+}
+
+// newAuthReplay replays script against the server at base; redirects are
+// answered, not followed, as the recording kept them.
+func newAuthReplay(t *testing.T, base string, script authScript) *authReplay {
+	return &authReplay{t: t, base: base, script: script, cookies: map[string]string{},
+		saved: map[string]any{}, mapper: couchcorpus.NewMapper(),
+		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
 // replay sends the script's steps and compares each recorded one with

@@ -1,11 +1,8 @@
 package server
 
 import (
-	"encoding/json"
-	"net/http"
 	"testing"
 
-	"github.com/settee/settee/internal/couchcorpus"
 	"github.com/settee/settee/server/access"
 )
 
@@ -16,14 +13,7 @@ import (
 // anonymous, on every write path, and role and owner checks.
 func TestCouchDB35VDUUsers(t *testing.T) {
 	t.Parallel()
-	var script authScript
-	if err := json.Unmarshal(readFile(t, authDir+"vdu-users.json"), &script); err != nil {
-		t.Fatal(err)
-	}
-	exchanges, err := couchcorpus.ReadExchanges(authDir + "vdu-users.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script, exchanges := readAuthScript(t, "vdu-users")
 	ts := newTServer(t, Config{
 		Users:              map[string]string{"admin": "pw"},
 		SessionSecret:      []byte("settee-cookie-secret"),
@@ -34,10 +24,7 @@ func TestCouchDB35VDUUsers(t *testing.T) {
 			RolesClaimPath: "_couchdb.roles",
 		},
 	})
-	rp := &authReplay{t: t, base: ts.url, script: script, cookies: map[string]string{},
-		saved: map[string]any{}, mapper: couchcorpus.NewMapper(),
-		client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	rp.replay(exchanges, "couchdb35-extra/vdu-users")
+	newAuthReplay(t, ts.url, script).replay(exchanges, "couchdb35-extra/vdu-users")
 }
 
 // TestCouchDB35DesignFuncs replays CouchDB 3.5.0's answers on what design
@@ -46,16 +33,7 @@ func TestCouchDB35VDUUsers(t *testing.T) {
 // the same one; filters, validators and reduces may change theirs.
 func TestCouchDB35DesignFuncs(t *testing.T) {
 	t.Parallel()
-	var script authScript
-	if err := json.Unmarshal(readFile(t, authDir+"design-funcs.json"), &script); err != nil {
-		t.Fatal(err)
-	}
-	exchanges, err := couchcorpus.ReadExchanges(authDir + "design-funcs.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
+	script, exchanges := readAuthScript(t, "design-funcs")
 	ts := newTServer(t, Config{Users: map[string]string{"admin": "pw"}, PasswordIterations: authIterations})
-	rp := &authReplay{t: t, base: ts.url, script: script, cookies: map[string]string{},
-		saved: map[string]any{}, mapper: couchcorpus.NewMapper(), client: &http.Client{}}
-	rp.replay(exchanges, "couchdb35-extra/design-funcs")
+	newAuthReplay(t, ts.url, script).replay(exchanges, "couchdb35-extra/design-funcs")
 }

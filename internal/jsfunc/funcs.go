@@ -83,15 +83,7 @@ func (r *Runtime) Map(doc []byte) ([][]Emit, error) {
 		}
 	}
 	ok, err := r.call("__map", string(arg), proj)
-	switch {
-	case errors.Is(err, errNeedFull):
-		ok, err = r.call("__map", string(doc), 0)
-	case errors.Is(err, errNeedFresh):
-		if err := r.restart(); err != nil {
-			return nil, err
-		}
-		ok, err = r.call("__map", string(doc), 0)
-	}
+	ok, err = r.again(ok, err, func() (json.RawMessage, error) { return r.call("__map", string(doc), 0) })
 	if err != nil {
 		return nil, err
 	}
@@ -122,25 +114,34 @@ func (r *Runtime) Validate(source string, ddoc, newDoc, oldDoc, userCtx, secObj 
 		return err
 	}
 	args, proj := v.args(newDoc, oldDoc, userCtx, secObj, !r.whole)
-	_, err = r.call("__validate", v.n, string(args), proj)
+	ok, err := r.call("__validate", v.n, string(args), proj)
+	_, err = r.again(ok, err, func() (json.RawMessage, error) {
+		// After a restart the validator is registered again.
+		v, err := r.validator(source, ddoc)
+		if err != nil {
+			return nil, err
+		}
+		args, _ := v.args(newDoc, oldDoc, userCtx, secObj, false)
+		return r.call("__validate", v.n, string(args), 0)
+	})
+	return err
+}
+
+// again answers a call that asked for its whole arguments (project.go):
+// whole makes it again with them, after a restart of the engine when the
+// function was stopped midway (it may have changed this one, as after a
+// restart of CouchDB's query server). Other answers pass through.
+func (r *Runtime) again(ok json.RawMessage, err error, whole func() (json.RawMessage, error)) (json.RawMessage, error) {
 	switch {
 	case errors.Is(err, errNeedFull):
-		args, _ = v.args(newDoc, oldDoc, userCtx, secObj, false)
-		_, err = r.call("__validate", v.n, string(args), 0)
+		return whole()
 	case errors.Is(err, errNeedFresh):
-		// The function changed this engine before it was stopped: it runs
-		// again in a new one, as after a restart of CouchDB's query
-		// server.
 		if err := r.restart(); err != nil {
-			return err
+			return nil, err
 		}
-		if v, err = r.validator(source, ddoc); err != nil {
-			return err
-		}
-		args, _ = v.args(newDoc, oldDoc, userCtx, secObj, false)
-		_, err = r.call("__validate", v.n, string(args), 0)
+		return whole()
 	}
-	return err
+	return ok, err
 }
 
 // args is the JSON array of the arguments v can see (the others are
@@ -279,15 +280,9 @@ func (r *Runtime) Filter(source string, ddoc, docs, req json.RawMessage) ([]bool
 		}
 	}
 	ok, err := r.call("__filter", source, string(orNull(ddoc)), string(docsArg), string(reqArg), proj)
-	switch {
-	case errors.Is(err, errNeedFull):
-		ok, err = r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)), 0)
-	case errors.Is(err, errNeedFresh):
-		if err := r.restart(); err != nil {
-			return nil, err
-		}
-		ok, err = r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)), 0)
-	}
+	ok, err = r.again(ok, err, func() (json.RawMessage, error) {
+		return r.call("__filter", source, string(orNull(ddoc)), string(docs), string(orNull(req)), 0)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package jsfunc
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -66,7 +67,7 @@ func mapMembers(texts []string) []string {
 			return nil
 		}
 		for _, n := range m {
-			if !contains(names, n) {
+			if !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 		}
@@ -136,7 +137,7 @@ func namesAfter(body, param string) []string {
 		if !isIdent(name) || protoNames[name] {
 			return nil
 		}
-		if !contains(names, name) {
+		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 		i = n
@@ -276,15 +277,6 @@ func skipSpace(s string, i int) int {
 	return i
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // appendMembers appends the JSON object of doc's top-level members whose
 // names are in names, in their order in doc (a name given twice is copied
 // twice: the engine keeps the last, as it would). doc is JSON Settee made
@@ -352,5 +344,5 @@ func wanted(key []byte, names []string) bool {
 	if err := json.Unmarshal(key, &s); err != nil {
 		return true
 	}
-	return contains(names, s)
+	return slices.Contains(names, s)
 }
